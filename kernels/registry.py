@@ -1,0 +1,180 @@
+"""The one registry of algorithms and graph generators.
+
+An algorithm is declared once, in its family's module, with :func:`register_algorithm`: its name,
+pydantic parameter model, result summary model and its CPU and GPU functions. The API validates
+requests and publishes schemas from here, the worker runs from here, the CLI and docs list it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from pydantic import BaseModel
+
+from kernels.errors import UnknownName
+from kernels.graph import Graph
+from kernels.settings import get_settings
+
+Backend = Literal["cpu", "gpu"]
+BACKENDS: tuple[Backend, ...] = ("cpu", "gpu")
+
+#: Modules that declare the built-in algorithms and generators.
+BUILTIN_MODULES = ("kernels.traversal", "kernels.generators")
+
+
+class ProgressFn(Protocol):
+    """Called by kernels as they go; may raise :class:`~kernels.errors.JobCanceled`."""
+
+    def __call__(self, fraction: float, message: str = "") -> None: ...
+
+
+def no_progress(fraction: float, message: str = "") -> None:
+    """A :class:`ProgressFn` that ignores reports (direct library use, tests)."""
+
+
+@dataclass
+class AlgorithmResult:
+    """What an algorithm returns, in internal node ids.
+
+    Attributes
+    ----------
+    summary : dict
+        JSON-ready scalars and small lists; validated against the algorithm's result model.
+    node_values : dict of str to ndarray
+        Arrays of length n, one value per internal node.
+    arrays : dict of str to ndarray
+        Other arrays (component sizes, member lists, ...).
+    node_id_fields : tuple of str
+        Names in ``node_values`` or ``arrays`` whose values are internal node ids (``-1`` = none);
+        the worker translates them to original ids.
+    """
+
+    summary: dict[str, Any]
+    node_values: dict[str, np.ndarray] = field(default_factory=dict)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    node_id_fields: tuple[str, ...] = ()
+
+
+AlgorithmFn = Callable[[Graph, Any, ProgressFn], AlgorithmResult]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A registered algorithm.
+
+    Attributes
+    ----------
+    name : str
+    summary : str
+        One line for listings and docs.
+    params_model : type[BaseModel]
+        Validates the request's ``params``; its JSON schema is published.
+    result_model : type[BaseModel]
+        Schema of :attr:`AlgorithmResult.summary`.
+    cpu, gpu : AlgorithmFn
+        Same signature, same answer.
+    node_params : tuple of str
+        Parameters that name nodes by original id (checked against the graph before queueing).
+    """
+
+    name: str
+    summary: str
+    params_model: type[BaseModel]
+    result_model: type[BaseModel]
+    cpu: AlgorithmFn
+    gpu: AlgorithmFn
+    node_params: tuple[str, ...] = ()
+
+    def function(self, backend: Backend) -> AlgorithmFn:
+        return self.cpu if backend == "cpu" else self.gpu
+
+
+@dataclass(frozen=True)
+class EdgeSet:
+    """Edges produced by a generator, before normalisation (see :func:`kernels.graph.build_graph`)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    num_nodes: int
+
+
+GeneratorFn = Callable[[Any, ProgressFn], EdgeSet]
+
+
+@dataclass(frozen=True)
+class Generator:
+    """A registered graph generator; ``gpu`` is None when only the CPU version exists."""
+
+    name: str
+    summary: str
+    params_model: type[BaseModel]
+    cpu: GeneratorFn
+    gpu: GeneratorFn | None = None
+    gpu_threshold_edges: int | None = None
+
+    def function(self, backend: Backend) -> GeneratorFn:
+        if backend == "gpu" and self.gpu is not None:
+            return self.gpu
+        return self.cpu
+
+
+_ALGORITHMS: dict[str, Algorithm] = {}
+_GENERATORS: dict[str, Generator] = {}
+_loaded = False
+
+
+def register_algorithm(algorithm: Algorithm) -> Algorithm:
+    """Add an algorithm to the registry (called at import of its family module)."""
+    if algorithm.name in _ALGORITHMS and _ALGORITHMS[algorithm.name] is not algorithm:
+        raise ValueError(f"algorithm {algorithm.name!r} registered twice")
+    _ALGORITHMS[algorithm.name] = algorithm
+    return algorithm
+
+
+def register_generator(generator: Generator) -> Generator:
+    """Add a graph generator to the registry."""
+    if generator.name in _GENERATORS and _GENERATORS[generator.name] is not generator:
+        raise ValueError(f"generator {generator.name!r} registered twice")
+    _GENERATORS[generator.name] = generator
+    return generator
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    for module in (*BUILTIN_MODULES, *get_settings().extra_algorithm_modules):
+        importlib.import_module(module)
+    _loaded = True
+
+
+def algorithms() -> dict[str, Algorithm]:
+    """Every registered algorithm, by name."""
+    _load()
+    return dict(_ALGORITHMS)
+
+
+def generators() -> dict[str, Generator]:
+    """Every registered generator, by name."""
+    _load()
+    return dict(_GENERATORS)
+
+
+def get_algorithm(name: str) -> Algorithm:
+    try:
+        return algorithms()[name]
+    except KeyError:
+        known = ", ".join(sorted(_ALGORITHMS))
+        raise UnknownName(f"unknown algorithm {name!r}; known: {known}", field="algorithm") from None
+
+
+def get_generator(name: str) -> Generator:
+    try:
+        return generators()[name]
+    except KeyError:
+        known = ", ".join(sorted(_GENERATORS))
+        raise UnknownName(f"unknown generator {name!r}; known: {known}", field="generator") from None

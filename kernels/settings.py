@@ -1,0 +1,68 @@
+"""The one settings object, read once at start-up by every process (API, workers, CLI serve).
+
+It lives in the bottom layer so that the service and the workers, which must not import each
+other, read the same names for paths, Redis keys and limits.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Service configuration; every field can be set as ``GRAPHGPU_<FIELD>`` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHGPU_", extra="ignore")
+
+    data_dir: Path = Field(Path("graphgpu-data"), description="Graphs, results and embedded Redis data.")
+    redis_url: str | None = Field(None, description="Redis to use; unset = start an embedded one.")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_upload_bytes: int = Field(512 * 1024**2, description="Largest accepted upload (compressed).")
+    max_decompressed_bytes: int = Field(
+        8 * 1024**3, description="Largest graph text after gunzip (guards against gzip bombs)."
+    )
+    max_nodes: int = Field(200_000_000, description="Largest graph, in nodes.")
+    max_edges: int = Field(2_000_000_000, description="Largest graph, in undirected edges.")
+    max_node_id: int = Field(2**53 - 1, description="Largest original node id accepted.")
+    max_job_seconds: int = Field(3600, description="Wall-clock limit of one job.")
+    result_ttl: int = Field(86_400, description="Seconds that finished jobs and results are kept.")
+    max_json_result_nodes: int = Field(
+        2_000_000, description="Largest per-node result served as JSON (use csv/npy above it)."
+    )
+    worker_heartbeat_seconds: float = Field(2.0, description="How often a worker says it is alive.")
+    worker_dead_after_seconds: float = Field(
+        10.0, description="Silence after which a worker's running job is failed as worker_lost."
+    )
+    gpu_cache_bytes: int = Field(8 * 1024**3, description="Graphs kept resident on a GPU worker.")
+    cpu_workers: int = Field(1, description="CPU workers that `serve` starts when there is no GPU.")
+    extra_algorithm_modules: list[str] = Field(
+        default_factory=list, description="More modules that register algorithms (plugins)."
+    )
+    redis_prefix: str = "graphgpu"
+
+    @property
+    def graphs_dir(self) -> Path:
+        return self.data_dir / "graphs"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.data_dir / "results"
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.data_dir / "tmp"
+
+    def key(self, *parts: str) -> str:
+        """Redis key under this deployment's prefix, e.g. ``key("job", job_id)``."""
+        return ":".join((self.redis_prefix, *parts))
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read from the environment on first use."""
+    return Settings()

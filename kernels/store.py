@@ -1,0 +1,150 @@
+"""Content-addressed graph store on disk: one folder of memory-mappable ``.npy`` arrays per graph.
+
+A graph is written into a private temporary folder and renamed into place, so a reader never sees
+a half-written graph and a failed write leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernels.errors import UnknownName
+from kernels.graph import Graph, NormalizationReport, content_id
+
+META_FILE = "meta.json"
+
+
+def graph_metadata(graph: Graph) -> dict[str, Any]:
+    """Summary numbers of a graph (n, m, degrees, isolated nodes, bytes)."""
+    degrees = graph.degrees()
+    return {
+        "n": graph.n,
+        "m": graph.m,
+        "weighted": graph.weighted,
+        "degree_min": int(degrees.min()) if graph.n else 0,
+        "degree_max": int(degrees.max()) if graph.n else 0,
+        "degree_mean": float(2 * graph.m / graph.n) if graph.n else 0.0,
+        "isolated_nodes": int((degrees == 0).sum()),
+        "node_id_min": int(graph.node_ids[0]) if graph.n else 0,
+        "node_id_max": int(graph.node_ids[-1]) if graph.n else 0,
+        "bytes": graph.nbytes(),
+    }
+
+
+class GraphStore:
+    """Graphs under ``root/graphs/<id>/``; temporary writes under ``root/tmp/``.
+
+    Parameters
+    ----------
+    graphs_dir, tmp_dir : Path
+        Where graphs live and where they are assembled (same file system, for atomic renames).
+    """
+
+    def __init__(self, graphs_dir: Path, tmp_dir: Path) -> None:
+        self.graphs_dir = Path(graphs_dir)
+        self.tmp_dir = Path(tmp_dir)
+        self.graphs_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, graph_id: str) -> Path:
+        if not graph_id.isalnum():
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        return self.graphs_dir / graph_id
+
+    def exists(self, graph_id: str) -> bool:
+        return (self.path(graph_id) / META_FILE).is_file()
+
+    def put(
+        self,
+        graph: Graph,
+        *,
+        name: str | None,
+        source: dict[str, Any],
+        report: NormalizationReport,
+    ) -> tuple[dict[str, Any], bool]:
+        """Store a graph unless an identical one exists.
+
+        Returns
+        -------
+        meta : dict
+            The stored metadata (the existing one if the graph was already there).
+        created : bool
+            False when an identical graph was already stored.
+        """
+        graph_id = content_id(graph)
+        target = self.path(graph_id)
+        if self.exists(graph_id):
+            return self.meta(graph_id), False
+        staging = self.tmp_dir / f"{graph_id}.{uuid.uuid4().hex}"
+        staging.mkdir(parents=True)
+        try:
+            for stem, array in graph.arrays().items():
+                np.save(staging / f"{stem}.npy", array)
+            meta = {
+                "id": graph_id,
+                "name": name,
+                "created_at": time.time(),
+                **graph_metadata(graph),
+                "source": source,
+                "normalization": report.as_dict(),
+            }
+            (staging / META_FILE).write_text(json.dumps(meta))
+            try:
+                os.rename(staging, target)
+            except OSError:
+                # Another writer stored the same content first: theirs is identical.
+                if not self.exists(graph_id):
+                    raise
+                return self.meta(graph_id), False
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return meta, True
+
+    def meta(self, graph_id: str) -> dict[str, Any]:
+        try:
+            return json.loads((self.path(graph_id) / META_FILE).read_text())
+        except FileNotFoundError:
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id") from None
+
+    def list(self) -> list[dict[str, Any]]:
+        metas = []
+        for folder in self.graphs_dir.iterdir():
+            try:
+                metas.append(json.loads((folder / META_FILE).read_text()))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+        return sorted(metas, key=lambda meta: meta["created_at"])
+
+    def load(self, graph_id: str, *, mmap: bool = True) -> Graph:
+        """Load a stored graph; arrays are memory-mapped read-only unless ``mmap`` is False."""
+        folder = self.path(graph_id)
+        if not self.exists(graph_id):
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        mode = "r" if mmap else None
+        arrays = {
+            stem: np.load(folder / f"{stem}.npy", mmap_mode=mode)
+            for stem in ("indptr", "indices", "node_ids", "weights")
+            if (folder / f"{stem}.npy").exists()
+        }
+        return Graph(**arrays, graph_id=graph_id)
+
+    def node_ids(self, graph_id: str) -> np.ndarray:
+        """Original node ids of a stored graph (memory-mapped)."""
+        return np.load(self.path(graph_id) / "node_ids.npy", mmap_mode="r")
+
+    def delete(self, graph_id: str) -> None:
+        folder = self.path(graph_id)
+        if not self.exists(graph_id):
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        # Rename first so readers stop seeing it at once, then remove at leisure.
+        trash = self.tmp_dir / f"deleted.{graph_id}.{uuid.uuid4().hex}"
+        os.rename(folder, trash)
+        shutil.rmtree(trash, ignore_errors=True)
