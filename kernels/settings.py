@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
 
+    def queue_name(self, backend: str) -> str:
+        """RQ queue of jobs that asked for ``backend`` (``auto``, ``gpu`` or ``cpu``)."""
+        return f"{self.redis_prefix}-{backend}"
+
     def key(self, *parts: str) -> str:
         """Redis key under this deployment's prefix, e.g. ``key("job", job_id)``."""
         return ":".join((self.redis_prefix, *parts))

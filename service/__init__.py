@@ -1,0 +1,1 @@
+"""HTTP front end: routes, schemas, settings wiring and error mapping. No compute happens here."""

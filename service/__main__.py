@@ -1,0 +1,7 @@
+"""``python -m service``: run the whole service (see :mod:`service.serve`)."""
+
+import sys
+
+from service.serve import serve
+
+sys.exit(serve())

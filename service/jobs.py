@@ -1,0 +1,191 @@
+"""The API's side of the job protocol: job records in Redis, queueing through RQ, cancellation.
+
+A job record is a Redis hash ``<prefix>:job:<id>`` whose values are JSON. The API creates it
+(``queued``) and may move it to ``canceled``; workers move it through ``running`` to a finished
+status (see ``workers/records.py``). RQ only carries the job id to a worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from typing import Any
+
+from redis import Redis
+from redis.exceptions import WatchError
+from rq import Queue
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
+from rq.job import cancel_job
+
+from kernels.settings import Settings
+from service.errors import Conflict, NotFound, Unprocessable
+from service.schemas import FINISHED
+
+TASK = "workers.tasks.execute"
+
+
+def decode_record(raw: dict[bytes, bytes]) -> dict[str, Any]:
+    return {key.decode(): json.loads(value) for key, value in raw.items()}
+
+
+class JobStore:
+    """Creates, reads and cancels job records.
+
+    Parameters
+    ----------
+    redis : Redis
+        Connection (bytes responses).
+    settings : Settings
+    """
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+
+    def _key(self, job_id: str) -> str:
+        return self.settings.key("job", job_id)
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        raw = self.redis.hgetall(self._key(job_id))
+        if not raw:
+            raise NotFound(f"job {job_id!r} does not exist or has expired", field="job_id")
+        return decode_record(raw)
+
+    def list(self, limit: int, status: str | None) -> list[dict[str, Any]]:
+        index = self.settings.key("jobs")
+        ids = [i.decode() for i in self.redis.zrevrange(index, 0, -1)]
+        records = []
+        pipe = self.redis.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.hgetall(self._key(job_id))
+        for job_id, raw in zip(ids, pipe.execute(), strict=True):
+            if not raw:
+                self.redis.zrem(index, job_id)  # expired: forget it
+                continue
+            record = decode_record(raw)
+            if status is None or record["status"] == status:
+                records.append(record)
+            if len(records) >= limit:
+                break
+        return records
+
+    def submit(
+        self,
+        *,
+        kind: str,
+        name: str,
+        graph_id: str | None,
+        params: dict[str, Any],
+        backend: str,
+        idempotency_key: str | None,
+        extra: dict[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """Record and queue a job.
+
+        Returns
+        -------
+        record : dict
+        created : bool
+            False when ``idempotency_key`` matched an earlier identical request.
+        """
+        body = json.dumps([kind, name, graph_id, params, backend], sort_keys=True)
+        body_hash = hashlib.sha256(body.encode()).hexdigest()
+        job_id = uuid.uuid4().hex
+        if idempotency_key:
+            idem_key = self.settings.key("idempotency", idempotency_key)
+            claim = json.dumps({"job_id": job_id, "hash": body_hash})
+            if not self.redis.set(idem_key, claim, nx=True, ex=self.settings.result_ttl):
+                earlier = json.loads(self.redis.get(idem_key) or "{}")
+                if earlier.get("hash") != body_hash:
+                    raise Unprocessable(
+                        "idempotency_key_reused",
+                        "this Idempotency-Key was used with a different request body",
+                        field="Idempotency-Key",
+                    )
+                return self.get(earlier["job_id"]), False
+        now = time.time()
+        record: dict[str, Any] = {
+            "id": job_id, "kind": kind, "algorithm": name, "graph_id": graph_id,
+            "params": params, "backend_requested": backend, "status": "queued",
+            "progress": {"fraction": 0.0, "message": "queued"}, "created_at": now,
+            "timings": {}, **(extra or {}),
+        }
+        pipe = self.redis.pipeline()
+        pipe.hset(self._key(job_id), mapping={k: json.dumps(v) for k, v in record.items()})
+        pipe.zadd(self.settings.key("jobs"), {job_id: now})
+        if graph_id:
+            pipe.sadd(self.settings.key("graph", graph_id, "jobs"), job_id)
+        pipe.execute()
+        Queue(self.settings.queue_name(backend), connection=self.redis).enqueue(
+            TASK, job_id,
+            job_id=job_id,
+            job_timeout=self.settings.max_job_seconds,
+            result_ttl=600,
+            failure_ttl=self.settings.result_ttl,
+        )
+        return record, True
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        """Cancel a job: a queued one never runs; a running one is asked to stop.
+
+        Raises
+        ------
+        Conflict
+            The job has already finished.
+        """
+        key = self._key(job_id)
+        with self.redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    raw = pipe.hgetall(key)
+                    if not raw:
+                        raise NotFound(f"job {job_id!r} does not exist or has expired",
+                                       field="job_id")
+                    record = decode_record(raw)
+                    pipe.multi()
+                    if record["status"] in FINISHED:
+                        raise Conflict("job_finished",
+                                       f"job {job_id} already ended as {record['status']}")
+                    if record["status"] == "queued":
+                        self._mark_canceled(pipe, record)
+                    else:
+                        pipe.hset(key, "cancel_requested", json.dumps(True))
+                    pipe.execute()
+                    break
+                except WatchError:
+                    continue  # the record changed under us (a worker took it): look again
+        if record["status"] == "queued":
+            try:
+                cancel_job(job_id, connection=self.redis)
+            except (NoSuchJobError, InvalidJobOperation):
+                pass  # a worker took it meanwhile; it will see the record and skip it
+        return self.get(job_id)
+
+    def _mark_canceled(self, pipe: Any, record: dict[str, Any]) -> None:
+        key = self._key(record["id"])
+        now = time.time()
+        pipe.hset(key, mapping={
+            "status": json.dumps("canceled"),
+            "finished_at": json.dumps(now),
+            "progress": json.dumps({"fraction": record["progress"]["fraction"],
+                                    "message": "canceled before it ran"}),
+            "error": json.dumps({"code": "canceled", "message": "canceled by request"}),
+        })
+        pipe.expire(key, self.settings.result_ttl)
+        if record.get("graph_id"):
+            pipe.srem(self.settings.key("graph", record["graph_id"], "jobs"), record["id"])
+
+    def graph_in_use(self, graph_id: str) -> bool:
+        """Whether a queued or running job uses the graph."""
+        return bool(self.redis.scard(self.settings.key("graph", graph_id, "jobs")))
+
+    def live_workers(self) -> list[dict[str, Any]]:
+        """Workers whose heartbeat has not expired."""
+        names = sorted(n.decode() for n in self.redis.smembers(self.settings.key("workers")))
+        if not names:
+            return []
+        values = self.redis.mget([self.settings.key("worker", name) for name in names])
+        return [json.loads(v) for v in values if v]

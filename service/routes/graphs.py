@@ -1,0 +1,110 @@
+"""Graph upload, listing, metadata, deletion and generation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from kernels.errors import KernelError
+from kernels.formats import FORMATS, parse_graph
+from kernels.graph import build_graph
+from kernels.registry import get_generator
+from service.deps import State, state
+from service.errors import ApiError, Conflict, from_kernel_error
+from service.routes.jobs import job_out, require_backend, validation_error
+from service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
+from service.uploads import read_upload
+
+router = APIRouter(prefix="/v1/graphs", tags=["graphs"])
+
+_UPLOAD_DOC = """Upload a graph file as the raw request body or as a multipart field `file`.
+
+Formats: `edgelist` (SNAP style: whitespace/comma/tab separated `u v [w]`, `#`/`%` comments),
+`metis`, `mtx` (Matrix Market coordinate), `cnp` (`n`, then `i: j k ...`), `json`
+(`{"edges": [[u, v], ...]}`), or `auto` (detected; never picks METIS). Any of them may be gzip'd.
+
+The graph is normalised to an undirected simple graph (symmetrised, self-loops dropped, duplicate
+edges merged; the response counts each) and stored content-addressed: uploading the same graph
+again returns the existing id with status 200 instead of 201."""
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 404, 409, 413, 415, 422)
+}
+
+
+def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State) -> tuple[dict, bool]:
+    parsed = parse_graph(data, fmt, settings=st.settings)
+    graph, report = build_graph(parsed.src, parsed.dst, parsed.weights,
+                                extra_nodes=parsed.extra_nodes, settings=st.settings)
+    source = {"format": parsed.format, "compressed": parsed.compressed, "bytes": len(data)}
+    return st.graphs.put(graph, name=name, source=source, report=report)
+
+
+@router.post("", operation_id="graphs-upload", summary="Upload a graph", description=_UPLOAD_DOC,
+             status_code=201, response_model=GraphOut, responses=_ERRORS)
+async def upload_graph(
+    request: Request,
+    response: Response,
+    format: Annotated[str, Query(description=f"One of {', '.join(FORMATS)}.")] = "auto",
+    name: Annotated[str | None, Query(max_length=200)] = None,
+) -> dict[str, Any]:
+    st = state(request)
+    if format not in FORMATS:
+        raise ApiError(422, "unknown_format", f"format must be one of {', '.join(FORMATS)}",
+                       field="format")
+    upload = await read_upload(request, st.settings.max_upload_bytes)
+    fmt = upload.fields.get("format", format)
+    name = upload.fields.get("name", name) or upload.filename
+    try:
+        meta, created = await run_in_threadpool(_parse_and_store, upload.data, fmt, name, st)
+    except KernelError as exc:
+        raise from_kernel_error(exc) from None
+    response.status_code = 201 if created else 200
+    response.headers["Location"] = f"/v1/graphs/{meta['id']}"
+    return meta
+
+
+@router.get("", operation_id="graphs-list", summary="List stored graphs", response_model=GraphList)
+def list_graphs(request: Request) -> dict[str, Any]:
+    return {"graphs": state(request).graphs.list()}
+
+
+@router.get("/{graph_id}", operation_id="graphs-get", summary="A graph's metadata",
+            response_model=GraphOut, responses=_ERRORS)
+def get_graph(graph_id: str, request: Request) -> dict[str, Any]:
+    return state(request).graphs.meta(graph_id)
+
+
+@router.delete("/{graph_id}", operation_id="graphs-delete", summary="Delete a graph",
+               status_code=204, responses=_ERRORS)
+def delete_graph(graph_id: str, request: Request) -> Response:
+    st = state(request)
+    st.graphs.meta(graph_id)  # 404 first
+    if st.jobs.graph_in_use(graph_id):
+        raise Conflict("graph_in_use", f"graph {graph_id} is used by a queued or running job")
+    st.graphs.delete(graph_id)
+    return Response(status_code=204)
+
+
+@router.post("/generate", operation_id="graphs-generate", summary="Generate a graph",
+             status_code=202, response_model=JobOut, responses=_ERRORS,
+             description="Queue a generator job; its result's summary holds the new `graph_id`. "
+                         "Same generator, params and seed give the same graph on a given backend.")
+def generate_graph(body: GenerateRequest, request: Request, response: Response) -> dict[str, Any]:
+    st = state(request)
+    try:
+        generator = get_generator(body.generator)
+        params = generator.params_model.model_validate(body.params)
+    except KernelError as exc:
+        raise ApiError(422, exc.code, exc.message, field="generator") from None
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+    require_backend(st, body.backend)
+    record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
+                               params=params.model_dump(mode="json"), backend=body.backend,
+                               idempotency_key=None, extra={"graph_name": body.name})
+    response.headers["Location"] = f"/v1/jobs/{record['id']}"
+    return job_out(record)

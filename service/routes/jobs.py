@@ -1,0 +1,196 @@
+"""Job submission, polling, results and cancellation."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import FileResponse, StreamingResponse
+from pydantic import ValidationError
+
+from kernels.errors import KernelError
+from kernels.registry import get_algorithm
+from service.deps import State, state
+from service.errors import ApiError, Conflict, NotFound
+from service.schemas import FINISHED, ErrorBody, JobList, JobOut, JobRequest, JobStatus, ResultOut
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (404, 409, 413, 422)
+}
+_CSV_CHUNK_ROWS = 1 << 16
+RESULT_MANIFEST = "result.json"
+
+
+def job_out(record: dict[str, Any]) -> dict[str, Any]:
+    """The public view of a job record."""
+    out = {key: record.get(key) for key in JobOut.model_fields}
+    out["timings"] = record.get("timings") or {}
+    if record["status"] == "succeeded":
+        out["result_url"] = f"/v1/jobs/{record['id']}/result"
+    return out
+
+
+def validation_error(exc: ValidationError, prefix: str = "params") -> ApiError:
+    """422 naming the first invalid parameter, e.g. ``params.source``."""
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    field = f"{prefix}.{loc}" if loc else prefix
+    return ApiError(422, "invalid_params", f"{field}: {first['msg']}", field=field)
+
+
+def require_backend(st: State, backend: str) -> None:
+    """Refuse at submit time a backend that no live worker offers."""
+    if backend == "cpu":
+        return  # every worker runs the CPU backends
+    workers = st.jobs.live_workers()
+    if backend == "gpu" and not any(w["backend"] == "gpu" for w in workers):
+        raise Conflict("no_gpu_worker", "backend=gpu was asked for but no GPU worker is running",
+                       field="backend")
+
+
+def _check_node_params(st: State, graph_id: str, names: tuple[str, ...], params: Any) -> None:
+    if not names:
+        return
+    node_ids = st.graphs.node_ids(graph_id)
+    for name in names:
+        value = getattr(params, name)
+        values = np.atleast_1d(np.asarray(value if value is not None else [], dtype=np.int64))
+        pos = np.searchsorted(node_ids, values)
+        found = (pos < node_ids.shape[0]) & (node_ids[np.minimum(pos, node_ids.shape[0] - 1)]
+                                              == values)
+        if not found.all():
+            missing = int(values[~found][0])
+            raise ApiError(422, "unknown_node", f"params.{name}: node {missing} is not in graph "
+                           f"{graph_id}", field=f"params.{name}")
+
+
+@router.post("", operation_id="jobs-submit", summary="Run an algorithm on a graph",
+             status_code=202, response_model=JobOut, responses=_ERRORS)
+def submit_job(
+    body: JobRequest,
+    request: Request,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> dict[str, Any]:
+    """Validate and queue a job. Poll the `Location` it returns.
+
+    The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
+    """
+    st = state(request)
+    try:
+        algorithm = get_algorithm(body.algorithm)
+        params = algorithm.params_model.model_validate(body.params)
+    except KernelError as exc:
+        raise ApiError(422, exc.code, exc.message, field="algorithm") from None
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+    st.graphs.meta(body.graph_id)
+    _check_node_params(st, body.graph_id, algorithm.node_params, params)
+    require_backend(st, body.backend)
+    record, created = st.jobs.submit(
+        kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
+        params=params.model_dump(mode="json"), backend=body.backend,
+        idempotency_key=idempotency_key,
+    )
+    response.status_code = 202 if created else 200
+    response.headers["Location"] = f"/v1/jobs/{record['id']}"
+    return job_out(record)
+
+
+@router.get("", operation_id="jobs-list", summary="Recent jobs", response_model=JobList)
+def list_jobs(
+    request: Request,
+    status: JobStatus | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    return {"jobs": [job_out(r) for r in state(request).jobs.list(limit, status)]}
+
+
+@router.get("/{job_id}", operation_id="jobs-get", summary="Poll a job", response_model=JobOut,
+            responses=_ERRORS)
+def get_job(job_id: str, request: Request, response: Response) -> dict[str, Any]:
+    record = state(request).jobs.get(job_id)
+    if record["status"] not in FINISHED:
+        response.headers["Retry-After"] = "1"
+    return job_out(record)
+
+
+@router.delete("/{job_id}", operation_id="jobs-cancel", summary="Cancel a job",
+               response_model=JobOut, responses=_ERRORS)
+def cancel_job(job_id: str, request: Request) -> dict[str, Any]:
+    """A queued job never runs; a running job stops at its next progress report."""
+    return job_out(state(request).jobs.cancel(job_id))
+
+
+def _manifest(st: State, record: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    if record["status"] != "succeeded":
+        error = record.get("error") or {}
+        detail = f": {error.get('message')}" if error else ""
+        raise Conflict("job_not_succeeded", f"job {record['id']} is {record['status']}{detail}")
+    folder = st.settings.results_dir / record["id"]
+    try:
+        return folder, json.loads((folder / RESULT_MANIFEST).read_text())
+    except FileNotFoundError:
+        raise NotFound(f"the result of job {record['id']} has expired") from None
+
+
+def _csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
+    columns = [np.load(folder / f"{f}.npy", mmap_mode="r") for f in ["node_id", *fields]]
+    formats = ["%d" if np.issubdtype(c.dtype, np.integer) else "%.17g" for c in columns]
+    yield (",".join(["node_id", *fields]) + "\n").encode()
+    for start in range(0, columns[0].shape[0], _CSV_CHUNK_ROWS):
+        block = [np.asarray(c[start:start + _CSV_CHUNK_ROWS]) for c in columns]
+        buffer = io.StringIO()
+        table = np.rec.fromarrays(block)
+        np.savetxt(buffer, table, fmt=formats, delimiter=",")
+        yield buffer.getvalue().encode()
+
+
+@router.get("/{job_id}/result", operation_id="jobs-result", summary="A finished job's result",
+            response_model=ResultOut, responses=_ERRORS)
+def get_result(
+    job_id: str,
+    request: Request,
+    format: Literal["json", "csv", "npy"] = "json",
+    field: Annotated[str | None, Query(description="Array to send with format=npy.")] = None,
+) -> Any:
+    """Node values are keyed by original node id. `csv` streams one row per node;
+    `npy` sends one array (`field`: `node_id`, a node value or another array)."""
+    st = state(request)
+    record = st.jobs.get(job_id)
+    folder, manifest = _manifest(st, record)
+    node_fields, arrays = manifest["node_values"], manifest["arrays"]
+    if format == "csv":
+        return StreamingResponse(_csv_rows(folder, node_fields), media_type="text/csv",
+                                 headers={"Content-Disposition": f"attachment; filename={job_id}.csv"})
+    if format == "npy":
+        available = ["node_id", *node_fields, *arrays]
+        name = field or (node_fields[0] if node_fields else None)
+        if name not in available:
+            raise ApiError(422, "unknown_field", f"field must be one of {', '.join(available)}",
+                           field="field")
+        return FileResponse(folder / f"{name}.npy", media_type="application/octet-stream",
+                            filename=f"{job_id}.{name}.npy")
+    n = manifest["n"]
+    if node_fields and n > st.settings.max_json_result_nodes:
+        raise ApiError(413, "result_too_large", f"{n} nodes are too many for JSON; use "
+                       "?format=csv or ?format=npy&field=...", field="format")
+    ids = np.load(folder / "node_id.npy").tolist() if node_fields else []
+    return {
+        "job_id": job_id,
+        "algorithm": record["algorithm"],
+        "graph_id": record.get("graph_id"),
+        "backend": record["backend"],
+        "device": record["device"],
+        "summary": manifest["summary"],
+        "node_values": {f: dict(zip(map(str, ids), np.load(folder / f"{f}.npy").tolist(),
+                                    strict=True)) for f in node_fields},
+        "arrays": {a: np.load(folder / f"{a}.npy").tolist() for a in arrays},
+    }

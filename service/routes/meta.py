@@ -1,0 +1,62 @@
+"""What the service offers: algorithms, generators, workers, health."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from redis.exceptions import RedisError
+
+from kernels.registry import BACKENDS, algorithms, generators
+from service.deps import state
+from service.schemas import AlgorithmList, GeneratorList, Health, WorkerList
+
+router = APIRouter(prefix="/v1", tags=["service"])
+
+
+@router.get("/algorithms", operation_id="algorithms-list", summary="Registered algorithms",
+            response_model=AlgorithmList)
+def list_algorithms() -> dict[str, Any]:
+    return {"algorithms": [
+        {
+            "name": a.name,
+            "summary": a.summary,
+            "params_schema": a.params_model.model_json_schema(),
+            "result_schema": a.result_model.model_json_schema(),
+            "backends": list(BACKENDS),
+            "node_params": list(a.node_params),
+        }
+        for a in algorithms().values()
+    ]}
+
+
+@router.get("/generators", operation_id="generators-list", summary="Registered graph generators",
+            response_model=GeneratorList)
+def list_generators() -> dict[str, Any]:
+    return {"generators": [
+        {
+            "name": g.name,
+            "summary": g.summary,
+            "params_schema": g.params_model.model_json_schema(),
+            "backends": ["cpu", "gpu"] if g.gpu is not None else ["cpu"],
+        }
+        for g in generators().values()
+    ]}
+
+
+@router.get("/workers", operation_id="workers-list", summary="Live workers",
+            response_model=WorkerList)
+def list_workers(request: Request) -> dict[str, Any]:
+    return {"workers": state(request).jobs.live_workers()}
+
+
+@router.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)
+def health(request: Request) -> dict[str, Any]:
+    st = state(request)
+    try:
+        st.redis.ping()
+        workers = len(st.jobs.live_workers())
+        redis_ok = True
+    except RedisError:
+        redis_ok, workers = False, 0
+    return {"status": "ok", "redis": redis_ok, "workers": workers}

@@ -1,0 +1,178 @@
+"""Request and response bodies of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+JobStatus = Literal["queued", "running", "succeeded", "failed", "canceled"]
+RequestedBackend = Literal["auto", "gpu", "cpu"]
+FINISHED: frozenset[str] = frozenset({"succeeded", "failed", "canceled"})
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(examples=["invalid_token"])
+    message: str = Field(examples=["line 3: 'x12' is not a non-negative integer node id"])
+    line: int | None = Field(None, description="1-based line of the uploaded file at fault.")
+    field: str | None = Field(None, description="Parameter or body field at fault.")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Normalization(BaseModel):
+    edges_read: int
+    self_loops_dropped: int
+    duplicates_merged: int
+
+
+class GraphSource(BaseModel):
+    format: str = Field(examples=["edgelist"])
+    compressed: bool = False
+    bytes: int = Field(description="Size of the upload as received.")
+
+
+class GraphOut(BaseModel):
+    """A stored graph's metadata."""
+
+    id: str = Field(examples=["4f1c0b8e2a7d4e3f9a1b2c3d4e5f6a7b"])
+    name: str | None = None
+    n: int
+    m: int
+    weighted: bool
+    degree_min: int
+    degree_max: int
+    degree_mean: float
+    isolated_nodes: int
+    node_id_min: int
+    node_id_max: int
+    bytes: int = Field(description="Bytes of the stored CSR arrays.")
+    created_at: float
+    source: dict[str, Any]
+    normalization: Normalization
+
+
+class GraphList(BaseModel):
+    graphs: list[GraphOut]
+
+
+class GenerateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"generator": "rmat", "params": {"scale": 16, "edge_factor": 8, "seed": 1}}]
+    })
+
+    generator: str = Field(description="Name from GET /v1/generators.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = None
+    backend: RequestedBackend = "auto"
+
+
+class JobRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"graph_id": "4f1c0b8e2a7d4e3f9a1b2c3d4e5f6a7b", "algorithm": "bfs",
+                      "params": {"source": 0}, "backend": "auto"}]
+    })
+
+    graph_id: str
+    algorithm: str = Field(description="Name from GET /v1/algorithms.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    backend: RequestedBackend = "auto"
+
+
+class Progress(BaseModel):
+    fraction: float = 0.0
+    message: str = ""
+
+
+class Timings(BaseModel):
+    queued_ms: float | None = None
+    load_ms: float | None = None
+    compute_ms: float | None = None
+    total_ms: float | None = None
+
+
+class JobOut(BaseModel):
+    """A job's state, as polled."""
+
+    id: str
+    kind: Literal["algorithm", "generate"]
+    algorithm: str = Field(description="Algorithm or generator name.")
+    graph_id: str | None = None
+    params: dict[str, Any]
+    backend_requested: RequestedBackend
+    status: JobStatus
+    progress: Progress
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    backend: Literal["cpu", "gpu"] | None = Field(None, description="Backend that ran the job.")
+    device: str | None = Field(None, description="Device that ran it (GPU model or CPU).")
+    worker: str | None = None
+    timings: Timings
+    error: ErrorDetail | None = None
+    result_url: str | None = None
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+
+
+class AlgorithmOut(BaseModel):
+    name: str
+    summary: str
+    params_schema: dict[str, Any]
+    result_schema: dict[str, Any]
+    backends: list[str]
+    node_params: list[str]
+
+
+class AlgorithmList(BaseModel):
+    algorithms: list[AlgorithmOut]
+
+
+class GeneratorOut(BaseModel):
+    name: str
+    summary: str
+    params_schema: dict[str, Any]
+    backends: list[str]
+
+
+class GeneratorList(BaseModel):
+    generators: list[GeneratorOut]
+
+
+class WorkerOut(BaseModel):
+    name: str
+    backend: Literal["cpu", "gpu"]
+    device: str
+    host: str
+    pid: int
+    started_at: float
+    current_job: str | None = None
+
+
+class WorkerList(BaseModel):
+    workers: list[WorkerOut]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    redis: bool
+    workers: int
+
+
+class ResultOut(BaseModel):
+    """A finished job's result; node values keyed by original node id."""
+
+    job_id: str
+    algorithm: str
+    graph_id: str | None
+    backend: str
+    device: str
+    summary: dict[str, Any]
+    node_values: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per-node arrays: field -> {original node id: value}."
+    )
+    arrays: dict[str, list[Any]] = Field(default_factory=dict)

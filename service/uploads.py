@@ -1,0 +1,72 @@
+"""Reading an upload body within the size limit: raw bytes or one multipart file field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from starlette.datastructures import UploadFile
+
+from service.errors import ApiError
+
+#: Media types accepted as a raw graph body (parameters such as charset are ignored).
+RAW_TYPES = frozenset({
+    "", "application/octet-stream", "application/gzip", "application/x-gzip", "application/json",
+    "text/plain", "text/csv", "text/tab-separated-values", "application/x-www-form-urlencoded",
+})
+
+
+@dataclass
+class Upload:
+    data: bytes
+    filename: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "upload_too_large",
+                    f"the upload exceeds the limit of {limit} bytes (GRAPHGPU_MAX_UPLOAD_BYTES)")
+
+
+async def _read_limited(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)  # refuse before reading the body
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_upload(request: Request, limit: int) -> Upload:
+    """The graph file of a request, raw or multipart, never reading more than ``limit`` bytes.
+
+    Raises
+    ------
+    ApiError
+        413 past the limit, 415 for an unsupported media type, 400 for a multipart body
+        without a ``file`` field.
+    """
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    multipart = media_type == "multipart/form-data"
+    if not multipart and media_type not in RAW_TYPES and not media_type.startswith("text/"):
+        raise ApiError(415, "unsupported_media_type",
+                       f"cannot read a graph from {media_type!r}; send the file as the raw body "
+                       "or as multipart/form-data field 'file'", field="Content-Type")
+    body = await _read_limited(request, limit)
+    if not multipart:
+        return Upload(body)
+
+    async def replay() -> dict:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    form = await Request(request.scope, replay).form(max_part_size=limit)
+    file = form.get("file")
+    if not isinstance(file, UploadFile):
+        raise ApiError(400, "missing_file", "multipart upload needs a file field named 'file'",
+                       field="file")
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    return Upload(await file.read(), filename=file.filename, fields=fields)

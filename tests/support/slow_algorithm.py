@@ -1,0 +1,44 @@
+"""A test-only plugin algorithm that runs for a chosen time, reporting progress as it goes.
+
+Loaded through GRAPHGPU_EXTRA_ALGORITHM_MODULES by the integration tests, which need a job that
+is reliably still running when they cancel it or kill its worker.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernels.graph import Graph
+from kernels.registry import Algorithm, AlgorithmResult, ProgressFn, register_algorithm
+
+
+class SleepParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seconds: float = Field(1.0, ge=0, le=120)
+
+
+class SleepSummary(BaseModel):
+    slept_seconds: float
+    degree_sum: int
+
+
+def sleep_then_count(graph: Graph, params: SleepParams, progress: ProgressFn) -> AlgorithmResult:
+    """Sleep in small slices (reporting progress, so it can be canceled), then sum degrees."""
+    start = time.monotonic()
+    while (elapsed := time.monotonic() - start) < params.seconds:
+        progress(elapsed / params.seconds if params.seconds else 1.0, "sleeping")
+        time.sleep(0.02)
+    degrees = graph.degrees()
+    return AlgorithmResult(summary={"slept_seconds": params.seconds,
+                                    "degree_sum": int(degrees.sum())},
+                           node_values={"degree": np.asarray(degrees, dtype=np.int64)})
+
+
+register_algorithm(Algorithm(
+    name="test_sleep", summary="Test plugin: sleep, then report degrees.",
+    params_model=SleepParams, result_model=SleepSummary,
+    cpu=sleep_then_count, gpu=sleep_then_count,
+))

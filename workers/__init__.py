@@ -1,0 +1,1 @@
+"""RQ workers: the job task and worker start-up. No HTTP here."""

@@ -1,0 +1,90 @@
+"""Start a worker: ``python -m workers [--backend auto|gpu|cpu] [--name NAME]``.
+
+A GPU worker serves the ``gpu``, ``auto`` and ``cpu`` queues (the last with the CPU backends); a
+CPU worker serves ``auto`` and ``cpu``. Jobs run in this process (RQ's SimpleWorker): no fork
+after CUDA is initialised, so the context, the compiled kernels and resident graphs stay warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import numpy as np
+from redis import Redis
+from rq import Queue, SimpleWorker
+
+from kernels import device
+from kernels.graph import build_graph
+from kernels.registry import algorithms, no_progress
+from kernels.settings import get_settings
+from kernels.store import GraphStore
+from workers import tasks
+
+log = logging.getLogger("graphgpu.worker")
+
+
+def warm_up_gpu() -> None:
+    """Initialise CUDA and compile every algorithm's kernels before the first job arrives."""
+    ring = np.arange(64)
+    graph, _ = build_graph(ring, np.roll(ring, 1))
+    for algorithm in algorithms().values():
+        params = algorithm.params_model.model_validate(
+            {name: int(graph.node_ids[0]) for name in algorithm.node_params})
+        algorithm.gpu(graph, params, no_progress)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
+    parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
+    parser.add_argument("--name", default=None)
+    parser.add_argument("--burst", action="store_true", help="exit when the queues are empty")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
+    settings = get_settings()
+    if not settings.redis_url:
+        parser.error("GRAPHGPU_REDIS_URL is not set")
+
+    backend = args.backend
+    if backend == "auto":
+        backend = "gpu" if device.gpu_available() else "cpu"
+    elif backend == "gpu":
+        device.cupy()  # raises BackendUnavailable with the reason
+    if backend == "gpu":
+        warm_up_gpu()
+    name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    redis = Redis.from_url(settings.redis_url)
+    context = tasks.WorkerContext(
+        settings=settings, redis=redis, name=name, backend=backend,
+        graphs=GraphStore(settings.graphs_dir, settings.tmp_dir),
+        device=device.device_name(backend),
+    )
+    tasks.install(context)
+    description = {"name": name, "backend": backend, "device": context.device,
+                   "host": socket.gethostname(), "pid": os.getpid(), "started_at": time.time()}
+    monitor = subprocess.Popen([sys.executable, "-m", "workers.monitor", str(os.getpid()), name],
+                               stdin=subprocess.PIPE, start_new_session=True)
+    assert monitor.stdin is not None
+    monitor.stdin.write(json.dumps(description).encode())
+    monitor.stdin.close()
+
+    queues = ["gpu", "auto", "cpu"] if backend == "gpu" else ["auto", "cpu"]
+    worker = SimpleWorker(
+        [Queue(settings.queue_name(q), connection=redis) for q in queues],
+        connection=redis, name=name,
+    )
+    log.info("worker %s: backend=%s device=%s queues=%s", name, backend, context.device, queues)
+    # The monitor notices this process's exit by itself and releases what it held.
+    worker.work(burst=args.burst, logging_level="WARNING")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

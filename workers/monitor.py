@@ -1,0 +1,91 @@
+"""A worker's companion process: heartbeat, lost-job reaper and result sweeper.
+
+It runs as its own process so that a kernel holding the GIL for a long time cannot silence the
+heartbeat. When its worker dies (even by SIGKILL) it fails the worker's running job at once;
+it also fails jobs of any other worker whose heartbeat has expired, so a job never stays
+``running`` for more than ``worker_dead_after_seconds`` after its worker is gone.
+
+Run as ``python -m workers.monitor WORKER_PID WORKER_NAME`` with the worker's description as JSON
+on stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+
+from redis import Redis
+from redis.exceptions import RedisError
+
+from kernels.settings import Settings, get_settings
+from workers import records
+from workers.tasks import sweep_results
+
+log = logging.getLogger("graphgpu.monitor")
+SWEEP_EVERY_SECONDS = 60.0
+
+
+def worker_key(settings: Settings, name: str) -> str:
+    return settings.key("worker", name)
+
+
+def fail_lost_jobs(redis: Redis, settings: Settings, dead_worker: str | None = None) -> list[str]:
+    """Fail running jobs whose worker is gone; returns their ids.
+
+    Parameters
+    ----------
+    dead_worker : str, optional
+        A worker known to be dead (its jobs fail even if its heartbeat has not expired yet).
+    """
+    failed = []
+    for raw_id in redis.smembers(records.running_key(settings)):
+        job_id = raw_id.decode()
+        record = records.read(redis, settings, job_id)
+        owner = (record or {}).get("worker")
+        if record is None or owner is None:
+            continue
+        if owner != dead_worker and redis.exists(worker_key(settings, owner)):
+            continue
+        error = {"code": "worker_lost",
+                 "message": f"worker {owner} stopped while running the job (killed or crashed)"}
+        if records.finish(redis, settings, job_id, "failed", fields={"error": error},
+                          only_if_worker=owner):
+            failed.append(job_id)
+            log.warning("job %s failed: worker %s lost", job_id, owner)
+    return failed
+
+
+def run(worker_pid: int, name: str, description: dict) -> None:
+    """Beat for worker ``worker_pid`` until it exits, then clean up after it."""
+    settings = get_settings()
+    redis = Redis.from_url(settings.redis_url)
+    key = worker_key(settings, name)
+    ttl_ms = int(settings.worker_dead_after_seconds * 1000)
+    next_sweep = 0.0
+    while os.getppid() == worker_pid:
+        try:
+            redis.set(key, json.dumps(description), px=ttl_ms)
+            redis.sadd(settings.key("workers"), name)
+            fail_lost_jobs(redis, settings)
+            if time.monotonic() >= next_sweep:
+                sweep_results(settings.results_dir, settings.result_ttl)
+                next_sweep = time.monotonic() + SWEEP_EVERY_SECONDS
+        except RedisError as exc:  # Redis restarting: keep trying, the TTL covers the gap
+            log.warning("heartbeat failed: %s", exc)
+        time.sleep(settings.worker_heartbeat_seconds)
+    for attempt in range(20):  # the worker is gone: release what it held
+        try:
+            redis.delete(key)
+            redis.srem(settings.key("workers"), name)
+            fail_lost_jobs(redis, settings, dead_worker=name)
+            return
+        except RedisError:
+            time.sleep(0.5 * (attempt + 1))
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s monitor %(message)s")
+    run(int(sys.argv[1]), sys.argv[2], json.load(sys.stdin))

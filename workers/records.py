@@ -1,0 +1,131 @@
+"""The worker's side of the job protocol: claiming a job, reporting progress, finishing it.
+
+Record layout and the ``queued``/``canceled`` transitions are the API's (``service/jobs.py``);
+here a job moves ``queued -> running -> succeeded | failed | canceled``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis import Redis
+from redis.exceptions import WatchError
+
+from kernels.errors import JobCanceled
+from kernels.settings import Settings
+
+#: Seconds between two progress writes; cancel requests are seen at the same pace.
+PROGRESS_INTERVAL = 0.2
+
+
+def job_key(settings: Settings, job_id: str) -> str:
+    return settings.key("job", job_id)
+
+
+def running_key(settings: Settings) -> str:
+    return settings.key("jobs", "running")
+
+
+def read(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None:
+    raw = redis.hgetall(job_key(settings, job_id))
+    return {k.decode(): json.loads(v) for k, v in raw.items()} if raw else None
+
+
+def claim(redis: Redis, settings: Settings, job_id: str, worker: str) -> dict[str, Any] | None:
+    """Move a queued job to running; None if it was canceled (or expired) meanwhile."""
+    key = job_key(settings, job_id)
+    with redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(key)
+                raw = pipe.hget(key, "status")
+                if raw is None or json.loads(raw) != "queued":
+                    return None
+                pipe.multi()
+                pipe.hset(key, mapping={
+                    "status": json.dumps("running"),
+                    "started_at": json.dumps(time.time()),
+                    "worker": json.dumps(worker),
+                    "progress": json.dumps({"fraction": 0.0, "message": "started"}),
+                })
+                pipe.sadd(running_key(settings), job_id)
+                pipe.execute()
+                return read(redis, settings, job_id)
+            except WatchError:
+                continue
+
+
+def finish(
+    redis: Redis,
+    settings: Settings,
+    job_id: str,
+    status: str,
+    *,
+    fields: dict[str, Any],
+    only_if_worker: str | None = None,
+) -> bool:
+    """Record a final status; returns False if the job had already finished.
+
+    ``only_if_worker`` makes the change conditional on the job still running on that worker
+    (used when failing the jobs of a lost worker).
+    """
+    key = job_key(settings, job_id)
+    with redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(key)
+                current = pipe.hmget(key, "status", "worker", "graph_id", "progress")
+                if current[0] is None or json.loads(current[0]) != "running":
+                    pipe.multi()
+                    pipe.srem(running_key(settings), job_id)
+                    pipe.execute()
+                    return False
+                if only_if_worker and json.loads(current[1] or "null") != only_if_worker:
+                    return False
+                graph_id = json.loads(current[2] or "null")
+                progress = json.loads(current[3] or "{}")
+                if status == "succeeded":
+                    progress = {"fraction": 1.0, "message": "done"}
+                pipe.multi()
+                pipe.hset(key, mapping={k: json.dumps(v) for k, v in {
+                    "status": status, "finished_at": time.time(), "progress": progress, **fields,
+                }.items()})
+                pipe.expire(key, settings.result_ttl)
+                pipe.srem(running_key(settings), job_id)
+                if graph_id:
+                    pipe.srem(settings.key("graph", graph_id, "jobs"), job_id)
+                pipe.execute()
+                return True
+            except WatchError:
+                continue
+
+
+@dataclass
+class ProgressReporter:
+    """The :class:`~kernels.registry.ProgressFn` handed to kernels.
+
+    Writes ``progress`` at most every :data:`PROGRESS_INTERVAL` seconds and raises
+    :class:`~kernels.errors.JobCanceled` once the API has flagged the job.
+    """
+
+    redis: Redis
+    settings: Settings
+    job_id: str
+    _last: float = field(default=0.0, init=False)
+
+    def __call__(self, fraction: float, message: str = "") -> None:
+        now = time.monotonic()
+        if now - self._last < PROGRESS_INTERVAL and fraction < 1.0:
+            return
+        self._last = now
+        key = job_key(self.settings, self.job_id)
+        pipe = self.redis.pipeline()
+        pipe.hset(key, "progress", json.dumps({"fraction": min(max(fraction, 0.0), 1.0),
+                                               "message": message}))
+        pipe.hget(key, "cancel_requested")
+        _, canceled = pipe.execute()
+        if canceled and json.loads(canceled):
+            raise JobCanceled("canceled by request while running")

@@ -1,0 +1,179 @@
+"""The RQ task: run one job (an algorithm on a stored graph, or a generator) and store its result.
+
+The task never raises: every outcome, including errors, is written to the job record, which is
+what the API serves. The process keeps its CUDA context, compiled kernels and device-resident
+graphs between jobs (see ``kernels.device``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+import traceback
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from redis import Redis
+from rq.timeouts import JobTimeoutException
+
+from kernels import device
+from kernels.errors import BackendUnavailable, JobCanceled, KernelError
+from kernels.graph import Graph, build_graph
+from kernels.registry import AlgorithmResult, Backend, get_algorithm, get_generator
+from kernels.settings import Settings
+from kernels.store import GraphStore
+from workers import records
+
+log = logging.getLogger("graphgpu.worker")
+RESULT_MANIFEST = "result.json"
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What a worker process knows about itself; set once at start-up."""
+
+    settings: Settings
+    redis: Redis
+    graphs: GraphStore
+    name: str
+    backend: Backend
+    device: str
+
+
+_context: WorkerContext | None = None
+
+
+def install(context: WorkerContext) -> None:
+    """Make ``context`` the one the task uses (called by the worker's start-up)."""
+    global _context
+    _context = context
+
+
+def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
+    if requested == "auto":
+        return ctx.backend
+    if requested == "gpu" and ctx.backend != "gpu":
+        raise BackendUnavailable(f"worker {ctx.name} has no GPU but the job asked for backend=gpu")
+    return "gpu" if requested == "gpu" else "cpu"
+
+
+def _write_result(ctx: WorkerContext, job_id: str, manifest: dict[str, Any],
+                  arrays: dict[str, np.ndarray]) -> None:
+    """Write the result folder atomically (staging folder, then rename)."""
+    staging = ctx.settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
+    staging.mkdir(parents=True)
+    for name, array in arrays.items():
+        np.save(staging / f"{name}.npy", array)
+    (staging / RESULT_MANIFEST).write_text(json.dumps(manifest))
+    target = ctx.settings.results_dir / job_id
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(target, ignore_errors=True)
+    os.rename(staging, target)
+
+
+def _translate(graph: Graph, result: AlgorithmResult, name: str, values: np.ndarray) -> np.ndarray:
+    return graph.to_original(values) if name in result.node_id_fields else np.asarray(values)
+
+
+def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
+                   progress: records.ProgressReporter, timings: dict[str, float]) -> None:
+    algorithm = get_algorithm(record["algorithm"])
+    params = algorithm.params_model.model_validate(record["params"])
+    start = time.perf_counter()
+    graph = ctx.graphs.load(record["graph_id"])
+    if backend == "gpu":
+        device.on_device(graph)
+    timings["load_ms"] = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
+    result = algorithm.function(backend)(graph, params, progress)
+    timings["compute_ms"] = (time.perf_counter() - start) * 1e3
+    summary = algorithm.result_model.model_validate(result.summary).model_dump(mode="json")
+    arrays = {"node_id": np.asarray(graph.node_ids)}
+    for name, values in (*result.node_values.items(), *result.arrays.items()):
+        arrays[name] = _translate(graph, result, name, values)
+    manifest = {"summary": summary, "n": graph.n, "node_values": list(result.node_values),
+                "arrays": list(result.arrays)}
+    _write_result(ctx, record["id"], manifest, arrays)
+
+
+def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
+                   progress: records.ProgressReporter, timings: dict[str, float]) -> Backend:
+    generator = get_generator(record["algorithm"])
+    params = generator.params_model.model_validate(record["params"])
+    ran_on: Backend = "gpu" if backend == "gpu" and generator.gpu is not None else "cpu"
+    timings["load_ms"] = 0.0
+    start = time.perf_counter()
+    edges = generator.function(ran_on)(params, progress)
+    graph, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes),
+                                settings=ctx.settings)
+    meta, created = ctx.graphs.put(
+        graph, name=record.get("graph_name") or f"{generator.name}-{params.seed}",
+        source={"format": "generated", "compressed": False, "bytes": 0,
+                "generator": generator.name, "params": record["params"], "backend": ran_on},
+        report=report,
+    )
+    timings["compute_ms"] = (time.perf_counter() - start) * 1e3
+    summary = {"graph_id": meta["id"], "n": meta["n"], "m": meta["m"], "created": created}
+    _write_result(ctx, record["id"], {"summary": summary, "n": 0, "node_values": [],
+                                      "arrays": []}, {})
+    return ran_on
+
+
+def execute(job_id: str) -> None:
+    """Run the job ``job_id`` (the RQ entry point; the job's spec is in its record)."""
+    ctx = _context
+    if ctx is None:
+        raise RuntimeError("workers.tasks.execute called outside a graphgpu worker")
+    record = records.claim(ctx.redis, ctx.settings, job_id, ctx.name)
+    if record is None:
+        log.info("job %s was canceled or expired before it ran", job_id)
+        return
+    started = time.time()
+    timings: dict[str, float] = {"queued_ms": (started - record["created_at"]) * 1e3}
+    progress = records.ProgressReporter(ctx.redis, ctx.settings, job_id)
+    fields: dict[str, Any] = {"device": ctx.device, "timings": timings}
+    status = "succeeded"
+    try:
+        backend = _backend_for(ctx, record["backend_requested"])
+        fields.update(backend=backend, device=device.device_name(backend))
+        if record["kind"] == "generate":
+            ran_on = _run_generator(ctx, record, backend, progress, timings)
+            fields.update(backend=ran_on, device=device.device_name(ran_on))
+        else:
+            _run_algorithm(ctx, record, backend, progress, timings)
+    except JobCanceled as exc:
+        status, fields["error"] = "canceled", {"code": exc.code, "message": exc.message}
+    except KernelError as exc:
+        status, fields["error"] = "failed", {"code": exc.code, "message": exc.message}
+    except JobTimeoutException:
+        status, fields["error"] = "failed", {
+            "code": "timeout",
+            "message": f"the job ran past {ctx.settings.max_job_seconds} s (GRAPHGPU_MAX_JOB_SECONDS)",
+        }
+    except Exception as exc:  # a bug or a device failure: report it, keep serving
+        log.error("job %s crashed:\n%s", job_id, traceback.format_exc())
+        code = "out_of_memory" if "OutOfMemory" in type(exc).__name__ else "internal_error"
+        status, fields["error"] = "failed", {"code": code,
+                                             "message": f"{type(exc).__name__}: {exc}"}
+    timings["total_ms"] = (time.time() - record["created_at"]) * 1e3
+    records.finish(ctx.redis, ctx.settings, job_id, status, fields=fields)
+    log.info("job %s %s in %.1f ms", job_id, status, timings["total_ms"])
+
+
+def sweep_results(results_dir: Path, ttl: float) -> int:
+    """Delete result folders older than ``ttl`` seconds; returns how many went."""
+    if not results_dir.is_dir():
+        return 0
+    cutoff = time.time() - ttl
+    removed = 0
+    for folder in results_dir.iterdir():
+        if folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
