@@ -82,7 +82,8 @@ def from_kernel_error(error: KernelError, *, field_prefix: str = "") -> ApiError
     """Translate a compute-layer error into an :class:`ApiError`."""
     status = next((code for cls, code in _KERNEL_STATUS if isinstance(error, cls)), 400)
     field = f"{field_prefix}{error.field}" if error.field and field_prefix else error.field
-    return ApiError(status, error.code, error.message, field=field, line=error.line)
+    code = "not_found" if status == 404 else error.code
+    return ApiError(status, code, error.message, field=field, line=error.line)
 
 
 def _validation_field(loc: tuple[Any, ...]) -> str:

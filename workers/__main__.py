@@ -18,12 +18,13 @@ import time
 import uuid
 
 import numpy as np
+from pydantic import ValidationError
 from redis import Redis
 from rq import Queue, SimpleWorker
 
 from kernels import device
 from kernels.graph import build_graph
-from kernels.registry import algorithms, no_progress
+from kernels.registry import Backend, algorithms, no_progress
 from kernels.settings import get_settings
 from kernels.store import GraphStore
 from workers import tasks
@@ -31,14 +32,18 @@ from workers import tasks
 log = logging.getLogger("graphgpu.worker")
 
 
-def warm_up_gpu() -> None:
-    """Initialise CUDA and compile every algorithm's kernels before the first job arrives."""
+def warm_up(backend: Backend) -> None:
+    """Compile every algorithm's kernels (CUDA or Numba) and initialise CUDA before the first
+    job arrives, so that no job pays for them."""
     ring = np.arange(64)
     graph, _ = build_graph(ring, np.roll(ring, 1))
     for algorithm in algorithms().values():
-        params = algorithm.params_model.model_validate(
-            {name: int(graph.node_ids[0]) for name in algorithm.node_params})
-        algorithm.gpu(graph, params, no_progress)
+        try:
+            params = algorithm.params_model.model_validate(
+                {name: int(graph.node_ids[0]) for name in algorithm.node_params})
+        except ValidationError:
+            continue  # needs parameters we cannot guess; it compiles on first use
+        algorithm.function(backend)(graph, params, no_progress)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,8 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         backend = "gpu" if device.gpu_available() else "cpu"
     elif backend == "gpu":
         device.cupy()  # raises BackendUnavailable with the reason
-    if backend == "gpu":
-        warm_up_gpu()
+    warm_up(backend)
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     redis = Redis.from_url(settings.redis_url)
     context = tasks.WorkerContext(

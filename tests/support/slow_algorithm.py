@@ -17,7 +17,7 @@ from kernels.registry import Algorithm, AlgorithmResult, ProgressFn, register_al
 
 class SleepParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    seconds: float = Field(1.0, ge=0, le=120)
+    seconds: float = Field(0.0, ge=0, le=120)
 
 
 class SleepSummary(BaseModel):
