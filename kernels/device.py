@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from kernels.errors import BackendUnavailable
@@ -22,7 +22,8 @@ def cupy() -> Any:
     try:
         import cupy as cp
     except ImportError as exc:
-        raise BackendUnavailable(f"the GPU backend needs CuPy, which is not installed ({exc})") from None
+        raise BackendUnavailable(
+            f"the GPU backend needs CuPy, which is not installed ({exc})") from None
     try:
         count = cp.cuda.runtime.getDeviceCount()
     except cp.cuda.runtime.CUDARuntimeError as exc:
@@ -41,7 +42,7 @@ def gpu_available() -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def device_name(backend: str) -> str:
     """Human-readable name of the device a backend runs on (GPU model or CPU)."""
     if backend == "gpu":

@@ -181,7 +181,8 @@ def build_graph(
     node_ids = np.unique(np.concatenate([lo, hi, extra, src[loops]]))
     n = int(node_ids.shape[0])
     if n > settings.max_nodes:
-        raise LimitExceeded(f"{n} nodes exceed the limit {settings.max_nodes}", code="too_many_nodes")
+        raise LimitExceeded(f"{n} nodes exceed the limit {settings.max_nodes}",
+                            code="too_many_nodes")
     lo_i = np.searchsorted(node_ids, lo)
     hi_i = np.searchsorted(node_ids, hi)
 
@@ -193,7 +194,8 @@ def build_graph(
     unique_key = key[first]
     m = int(unique_key.shape[0])
     if m > settings.max_edges:
-        raise LimitExceeded(f"{m} edges exceed the limit {settings.max_edges}", code="too_many_edges")
+        raise LimitExceeded(f"{m} edges exceed the limit {settings.max_edges}",
+                            code="too_many_edges")
     duplicates = int(lo.shape[0]) - m
     u = unique_key // n if n else unique_key
     v = unique_key % n if n else unique_key

@@ -95,7 +95,7 @@ class Algorithm:
 
 @dataclass(frozen=True)
 class EdgeSet:
-    """Edges produced by a generator, before normalisation (see :func:`kernels.graph.build_graph`)."""
+    """Edges produced by a generator, before normalisation (see ``build_graph``)."""
 
     src: np.ndarray
     dst: np.ndarray
@@ -169,7 +169,8 @@ def get_algorithm(name: str) -> Algorithm:
         return algorithms()[name]
     except KeyError:
         known = ", ".join(sorted(_ALGORITHMS))
-        raise UnknownName(f"unknown algorithm {name!r}; known: {known}", field="algorithm") from None
+        raise UnknownName(f"unknown algorithm {name!r}; known: {known}",
+                          field="algorithm") from None
 
 
 def get_generator(name: str) -> Generator:
@@ -177,4 +178,5 @@ def get_generator(name: str) -> Generator:
         return generators()[name]
     except KeyError:
         known = ", ".join(sorted(_GENERATORS))
-        raise UnknownName(f"unknown generator {name!r}; known: {known}", field="generator") from None
+        raise UnknownName(f"unknown generator {name!r}; known: {known}",
+                          field="generator") from None

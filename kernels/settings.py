@@ -18,11 +18,15 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="GRAPHGPU_", extra="ignore")
 
-    data_dir: Path = Field(Path("graphgpu-data"), description="Graphs, results and embedded Redis data.")
+    data_dir: Path = Field(
+        Path("graphgpu-data"), description="Graphs, results and embedded Redis data."
+    )
     redis_url: str | None = Field(None, description="Redis to use; unset = start an embedded one.")
     host: str = "127.0.0.1"
     port: int = 8000
-    max_upload_bytes: int = Field(512 * 1024**2, description="Largest accepted upload (compressed).")
+    max_upload_bytes: int = Field(
+        512 * 1024**2, description="Largest accepted upload (compressed)."
+    )
     max_decompressed_bytes: int = Field(
         8 * 1024**3, description="Largest graph text after gunzip (guards against gzip bombs)."
     )

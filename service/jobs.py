@@ -7,6 +7,7 @@ status (see ``workers/records.py``). RQ only carries the job id to a worker.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -158,10 +159,9 @@ class JobStore:
                 except WatchError:
                     continue  # the record changed under us (a worker took it): look again
         if record["status"] == "queued":
-            try:
+            # A worker may take it meanwhile; it then sees the record and skips the job.
+            with contextlib.suppress(NoSuchJobError, InvalidJobOperation):
                 cancel_job(job_id, connection=self.redis)
-            except (NoSuchJobError, InvalidJobOperation):
-                pass  # a worker took it meanwhile; it will see the record and skip it
         return self.get(job_id)
 
     def _mark_canceled(self, pipe: Any, record: dict[str, Any]) -> None:

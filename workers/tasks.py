@@ -24,6 +24,7 @@ from rq.timeouts import JobTimeoutException
 
 from kernels import device
 from kernels.errors import BackendUnavailable, JobCanceled, KernelError
+from kernels.generators import generate, preferred_backend
 from kernels.graph import Graph, build_graph
 from kernels.registry import AlgorithmResult, Backend, get_algorithm, get_generator
 from kernels.settings import Settings
@@ -104,18 +105,20 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
 
 def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
                    progress: records.ProgressReporter, timings: dict[str, float]) -> Backend:
-    generator = get_generator(record["algorithm"])
-    params = generator.params_model.model_validate(record["params"])
-    ran_on: Backend = "gpu" if backend == "gpu" and generator.gpu is not None else "cpu"
+    name, params = record["algorithm"], record["params"]
+    if record["backend_requested"] == "auto":
+        ran_on = preferred_backend(name, params, gpu=backend == "gpu")
+    else:
+        ran_on = "gpu" if backend == "gpu" and get_generator(name).gpu is not None else "cpu"
     timings["load_ms"] = 0.0
     start = time.perf_counter()
-    edges = generator.function(ran_on)(params, progress)
+    edges = generate(name, params, ran_on, progress)
     graph, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes),
                                 settings=ctx.settings)
     meta, created = ctx.graphs.put(
-        graph, name=record.get("graph_name") or f"{generator.name}-{params.seed}",
+        graph, name=record.get("graph_name") or f"{name}-{params['seed']}",
         source={"format": "generated", "compressed": False, "bytes": 0,
-                "generator": generator.name, "params": record["params"], "backend": ran_on},
+                "generator": name, "params": params, "backend": ran_on},
         report=report,
     )
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
@@ -154,7 +157,8 @@ def execute(job_id: str) -> None:
     except JobTimeoutException:
         status, fields["error"] = "failed", {
             "code": "timeout",
-            "message": f"the job ran past {ctx.settings.max_job_seconds} s (GRAPHGPU_MAX_JOB_SECONDS)",
+            "message": f"the job ran past {ctx.settings.max_job_seconds} s "
+                       "(GRAPHGPU_MAX_JOB_SECONDS)",
         }
     except Exception as exc:  # a bug or a device failure: report it, keep serving
         log.error("job %s crashed:\n%s", job_id, traceback.format_exc())

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from kernels.errors import KernelError
 from kernels.formats import FORMATS, parse_graph
+from kernels.generators import validate_params
 from kernels.graph import build_graph
 from kernels.registry import get_generator
 from service.deps import State, state
@@ -97,11 +98,14 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
     st = state(request)
     try:
         generator = get_generator(body.generator)
-        params = generator.params_model.model_validate(body.params)
     except KernelError as exc:
         raise ApiError(422, exc.code, exc.message, field="generator") from None
+    try:
+        params = validate_params(generator.name, body.params)
     except ValidationError as exc:
         raise validation_error(exc) from None
+    except KernelError as exc:
+        raise from_kernel_error(exc, field_prefix="params.") from None
     require_backend(st, body.backend)
     record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
                                params=params.model_dump(mode="json"), backend=body.backend,

@@ -168,8 +168,9 @@ def get_result(
     folder, manifest = _manifest(st, record)
     node_fields, arrays = manifest["node_values"], manifest["arrays"]
     if format == "csv":
+        disposition = {"Content-Disposition": f"attachment; filename={job_id}.csv"}
         return StreamingResponse(_csv_rows(folder, node_fields), media_type="text/csv",
-                                 headers={"Content-Disposition": f"attachment; filename={job_id}.csv"})
+                                 headers=disposition)
     if format == "npy":
         available = ["node_id", *node_fields, *arrays]
         name = field or (node_fields[0] if node_fields else None)

@@ -38,7 +38,8 @@ def test_bfs_job_lifecycle_and_result_formats(stack: Stack) -> None:
         nx.parse_edgelist(PATH_WITH_TAIL.splitlines(), nodetype=int), 20)
     levels = {int(k): v for k, v in result["node_values"]["level"].items()}
     assert levels == {**dict.fromkeys((60, 70), -1), **expected}
-    assert result["node_values"]["parent"]["40"] == 30 and result["node_values"]["parent"]["20"] == 20
+    parents = result["node_values"]["parent"]
+    assert parents["40"] == 30 and parents["20"] == 20
     # readable many times, in every format
     assert stack.http.get(job["result_url"]).json() == result
     csv = stack.http.get(job["result_url"], params={"format": "csv"}).text.splitlines()
