@@ -1,0 +1,398 @@
+"""Python SDK of the graphgpu service: upload graphs, run algorithms, wait, fetch results.
+
+It speaks HTTP only (httpx), so it runs anywhere the service is reachable::
+
+    with Client() as gg:                      # GRAPHGPU_URL or http://127.0.0.1:8000
+        graph = gg.generate("rmat", scale=16, edge_factor=8, seed=1)
+        job = gg.run(graph.id, "bfs", source=0).wait()
+        levels = job.array("level")           # aligned with job.array("node_id")
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import numbers
+import os
+import zlib
+from collections.abc import Iterator
+from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+import numpy as np
+
+from client.errors import error_from_response, unreachable
+from client.models import Graph, Job, Result, retry_after
+
+__all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_url"]
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+#: JSON bodies above this size are gzip'd before upload; below it compression is not worth it.
+_GZIP_ABOVE = 64 * 1024
+#: Rows formatted per pass by upload_edges, bounding its scratch memory to a few tens of MB.
+_ROWS_PER_CHUNK = 1 << 20
+
+
+def default_url() -> str:
+    """The service URL: ``$GRAPHGPU_URL`` if set, else ``http://127.0.0.1:8000``."""
+    return os.environ.get("GRAPHGPU_URL") or DEFAULT_URL
+
+
+class Client:
+    """A connection to a graphgpu service.
+
+    Parameters
+    ----------
+    base_url : str, optional
+        The service URL; default ``$GRAPHGPU_URL`` or ``http://127.0.0.1:8000``.
+    timeout : float, optional
+        Seconds to wait for each response (``None``: no limit). Uploads are parsed before the
+        service answers, so very large files may need more.
+    transport : httpx.BaseTransport, optional
+        A custom transport (e.g. ``httpx.MockTransport`` in tests).
+    """
+
+    def __init__(self, base_url: str | None = None, timeout: float | None = 120.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = (base_url or default_url()).rstrip("/")
+        limits = httpx.Timeout(timeout, connect=None if timeout is None else min(timeout, 10.0))
+        self._http = httpx.Client(base_url=self.base_url, timeout=limits, transport=transport)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    # -- graphs -------------------------------------------------------------------------------
+
+    def upload(self, data: str | os.PathLike[str] | bytes | IO[bytes], format: str = "auto",
+               name: str | None = None) -> Graph:
+        """Upload a graph file (any supported format, optionally gzip'd).
+
+        The returned graph's ``created`` is False when the same graph was already stored.
+
+        Parameters
+        ----------
+        data : path, bytes or binary file
+            A path is streamed from disk (never read whole into memory); its file name is the
+            default ``name``.
+        format : str
+            ``auto``, ``edgelist``, ``metis``, ``mtx``, ``cnp`` or ``json``.
+        name : str, optional
+            A label for the graph.
+        """
+        params = {"format": format, **({"name": name} if name else {})}
+        headers = {"Content-Type": "application/octet-stream"}
+        if isinstance(data, bytes | bytearray | memoryview):
+            return self._post_graph(bytes(data), params, headers)
+        if isinstance(data, str | os.PathLike):
+            path = Path(data)
+            params.setdefault("name", path.name)
+            with path.open("rb") as fh:
+                # A declared length lets the service refuse an oversized file before reading it.
+                headers["Content-Length"] = str(os.fstat(fh.fileno()).st_size)
+                return self._post_graph(fh, params, headers)
+        if hasattr(data, "read"):
+            return self._post_graph(data, params, headers)
+        raise TypeError(f"upload() takes a path, bytes or a binary file, not {type(data)}")
+
+    def _post_graph(self, content: Any, params: dict[str, str],
+                    headers: dict[str, str]) -> Graph:
+        response = self._request("POST", "/v1/graphs", content=content, params=params,
+                                 headers=headers)
+        return Graph.from_json(response.json(), created=response.status_code == 201)
+
+    def upload_networkx(self, G: Any, name: str | None = None) -> Graph:  # noqa: N803
+        """Upload a networkx graph, isolated nodes and edge weights included.
+
+        Parameters
+        ----------
+        G : networkx.Graph
+            Nodes must be non-negative integers (relabel with
+            ``networkx.convert_node_labels_to_integers`` otherwise). Edges are weighted by their
+            ``weight`` attribute when every edge has one. Directed graphs are symmetrised.
+        name : str, optional
+            A label for the graph.
+
+        Raises
+        ------
+        ValueError
+            A node is not a non-negative integer, or a weight is not a number.
+        """
+        edges = list(G.edges(data="weight"))
+        weighted = bool(edges) and all(w is not None for _, _, w in edges)
+        rows = [[_node(u), _node(v), _weight(w)] if weighted else [_node(u), _node(v)]
+                for u, v, w in edges]
+        body = json.dumps({"edges": rows, "nodes": [_node(v) for v in G.nodes]},
+                          separators=(",", ":")).encode()
+        if len(body) > _GZIP_ABOVE:
+            body = gzip.compress(body, compresslevel=1)
+        return self.upload(body, format="json", name=name)
+
+    def upload_edges(self, src: Any, dst: Any, weights: Any = None,
+                     name: str | None = None) -> Graph:
+        """Upload an edge list given as arrays, sent as a gzip'd text edge list.
+
+        Parameters
+        ----------
+        src, dst : array_like of int
+            Endpoints of each edge: non-negative integer node ids, same length.
+        weights : array_like of float, optional
+            Finite edge weights, same length.
+        name : str, optional
+            A label for the graph.
+
+        Raises
+        ------
+        ValueError
+            Arrays of other shapes, non-integer or negative ids, non-finite weights.
+        """
+        columns = [_id_column(src, "src"), _id_column(dst, "dst")]
+        if columns[0].shape != columns[1].shape:
+            raise ValueError(f"src and dst differ in length: {columns[0].size} != "
+                             f"{columns[1].size}")
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64)
+            if w.shape != columns[0].shape or not np.isfinite(w).all():
+                raise ValueError("weights must be finite numbers, one per edge")
+            columns.append(w)
+        gz = zlib.compressobj(1, zlib.DEFLATED, 31)  # wbits 31: gzip framing, fast level
+        parts = [gz.compress(chunk) for chunk in _edge_text(columns)]
+        return self.upload(b"".join([*parts, gz.flush()]), format="edgelist", name=name)
+
+    def graphs(self) -> list[Graph]:
+        """Every stored graph."""
+        return [Graph.from_json(g) for g in self._request("GET", "/v1/graphs").json()["graphs"]]
+
+    def graph(self, graph_id: str) -> Graph:
+        """One graph's metadata (:class:`NotFoundError` if unknown)."""
+        return Graph.from_json(self._request("GET", f"/v1/graphs/{graph_id}").json())
+
+    def delete_graph(self, graph_id: str) -> None:
+        """Delete a graph (:class:`ConflictError` while a queued or running job uses it)."""
+        self._request("DELETE", f"/v1/graphs/{graph_id}")
+
+    def generate(self, generator: str, name: str | None = None, backend: str = "auto",
+                 wait: bool = True, *, timeout: float | None = None,
+                 **params: Any) -> Graph | Job:
+        """Generate a graph on the service (e.g. ``generate("grid", rows=3, cols=4)``).
+
+        Parameters
+        ----------
+        generator : str
+            Name from :meth:`generators`.
+        name : str, optional
+            A label for the graph.
+        backend : {"auto", "gpu", "cpu"}
+            Where to generate it.
+        wait : bool
+            Wait for the generator job and return the :class:`Graph`; False returns the
+            :class:`Job` at once.
+        timeout : float, optional
+            Seconds to wait at most.
+        **params
+            The generator's parameters (``seed`` included).
+        """
+        body = {"generator": generator, "params": params, "backend": backend,
+                **({"name": name} if name else {})}
+        job = self._job(self._request("POST", "/v1/graphs/generate", json=body))
+        if not wait:
+            return job
+        summary = job.wait(timeout=timeout).result().summary
+        return replace(self.graph(summary["graph_id"]), created=bool(summary.get("created")))
+
+    # -- jobs ---------------------------------------------------------------------------------
+
+    def run(self, graph_id: str | Graph, algorithm: str, backend: str = "auto",
+            idempotency_key: str | None = None, **params: Any) -> Job:
+        """Submit an algorithm job (e.g. ``run(g.id, "bfs", source=0)``); does not wait.
+
+        Parameters
+        ----------
+        graph_id : str or Graph
+            The graph to run on.
+        algorithm : str
+            Name from :meth:`algorithms`.
+        backend : {"auto", "gpu", "cpu"}
+            ``auto`` takes the first free worker; ``gpu`` needs a GPU worker to be running.
+        idempotency_key : str, optional
+            Resubmitting with the same key and body returns the same job instead of a new one.
+        **params
+            The algorithm's parameters, e.g. ``source``.
+        """
+        body = {"graph_id": getattr(graph_id, "id", graph_id), "algorithm": algorithm,
+                "params": params, "backend": backend}
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._job(self._request("POST", "/v1/jobs", json=body, headers=headers))
+
+    def job(self, job_id: str) -> Job:
+        """Poll one job."""
+        return self._job(self._request("GET", f"/v1/jobs/{job_id}"))
+
+    def jobs(self, status: str | None = None, limit: int = 100) -> list[Job]:
+        """Recent jobs, newest first, optionally only those with ``status``."""
+        params = {"limit": limit, **({"status": status} if status else {})}
+        response = self._request("GET", "/v1/jobs", params=params)
+        return [Job(self, data) for data in response.json()["jobs"]]
+
+    def cancel(self, job_id: str) -> Job:
+        """Cancel a job (:class:`ConflictError` with code ``job_finished`` if it has ended)."""
+        return self._job(self._request("DELETE", f"/v1/jobs/{job_id}"))
+
+    # -- service ------------------------------------------------------------------------------
+
+    def algorithms(self) -> list[dict[str, Any]]:
+        """Registered algorithms with their parameter and result JSON schemas."""
+        return self._request("GET", "/v1/algorithms").json()["algorithms"]
+
+    def generators(self) -> list[dict[str, Any]]:
+        """Registered graph generators with their parameter JSON schemas."""
+        return self._request("GET", "/v1/generators").json()["generators"]
+
+    def workers(self) -> list[dict[str, Any]]:
+        """Live workers: name, backend, device, host, pid, started_at."""
+        return self._request("GET", "/v1/workers").json()["workers"]
+
+    def health(self) -> dict[str, Any]:
+        """The service's liveness report."""
+        return self._request("GET", "/v1/health").json()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _job(self, response: httpx.Response) -> Job:
+        return Job(self, response.json(), retry_after(response))
+
+    def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """Send a request; raise the typed error for a non-2xx answer or a transport failure."""
+        try:
+            response = self._http.request(method, url, **kwargs)
+        except httpx.TransportError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        if response.is_error:
+            raise error_from_response(response)
+        return response
+
+    def download_result(self, job_id: str, dest: str | os.PathLike[str] | IO[bytes],
+                        format: str = "csv", field: str | None = None) -> None:
+        """Stream a succeeded job's result to a file, never holding it whole in memory.
+
+        Parameters
+        ----------
+        job_id : str
+            The job.
+        dest : path or binary file
+            Where to write; a path is created only once the service has answered 2xx.
+        format : {"csv", "npy", "json"}
+            Result format.
+        field : str, optional
+            The array to send for ``format="npy"`` (default: the first node value field).
+        """
+        url = f"/v1/jobs/{job_id}/result"
+        params = {"format": format, **({"field": field} if field else {})}
+        try:
+            with self._http.stream("GET", url, params=params) as response:
+                if response.is_error:
+                    response.read()
+                    raise error_from_response(response)
+                # Open the file only once the answer is good: no empty file left on an error.
+                with (open(dest, "wb") if isinstance(dest, str | os.PathLike)
+                      else nullcontext(dest)) as out:
+                    for chunk in response.iter_bytes(1 << 20):
+                        out.write(chunk)
+        except httpx.TransportError as exc:
+            raise unreachable(self.base_url, exc) from exc
+
+
+def _node(value: Any) -> int:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    raise ValueError(f"node {value!r} is not a non-negative integer; relabel the graph first, "
+                     "e.g. networkx.convert_node_labels_to_integers(G)")
+
+
+def _weight(value: Any) -> float:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError(f"edge weight {value!r} is not a number")
+
+
+def _id_column(values: Any, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{name} must be a 1-D array of integer node ids, not "
+                         f"{array.ndim}-D {array.dtype}")
+    if array.size and array.min() < 0:
+        raise ValueError(f"{name} holds negative node ids; ids must be non-negative")
+    return array
+
+
+def _edge_text(columns: list[np.ndarray]) -> Iterator[bytes]:
+    """``"u v [w]\\n"`` rows, a chunk at a time, with no Python loop over rows.
+
+    Each chunk is laid out as a byte matrix, a row per edge and every value in a fixed-width
+    slot, with a mask of the bytes in use; compressing the matrix by the mask gives the text.
+    Integers (ids, and weights that are whole numbers) are turned into digits arithmetically;
+    other weights need Python's ``repr`` (shortest round-trip text), the one slow path.
+    """
+    for start in range(0, columns[0].size, _ROWS_PER_CHUNK):
+        block = [c[start:start + _ROWS_PER_CHUNK] for c in columns]
+        block = [_as_ints(c) for c in block]
+        texts = [None if c.dtype.kind in "iu"
+                 else np.array(list(map(repr, c.tolist())), dtype="S") for c in block]
+        widths = [len(str(int(c.max()))) if t is None else t.itemsize
+                  for c, t in zip(block, texts, strict=True)]
+        n = block[0].size
+        chars = np.empty((n, sum(widths) + len(block)), np.uint8)
+        valid = np.ones(chars.shape, bool)
+        off = 0
+        for i, (col, text, width) in enumerate(zip(block, texts, widths, strict=True)):
+            slot = slice(off, off + width)
+            if text is None:
+                _put_digits(chars[:, slot], valid[:, slot], col)
+            else:
+                chars[:, slot] = text.view(np.uint8).reshape(n, width)
+                np.not_equal(chars[:, slot], 0, out=valid[:, slot])  # NUL padding unused
+            chars[:, off + width] = ord("\n") if i == len(block) - 1 else ord(" ")
+            off += width + 1
+        yield np.compress(valid.ravel(), chars.ravel()).tobytes()
+
+
+def _as_ints(column: np.ndarray) -> np.ndarray:
+    """Whole non-negative float weights as int64, so they take the fast digit path."""
+    if column.dtype.kind != "f" or not column.size:
+        return column
+    if column.min() >= 0 and column.max() < 2**53 and (column == np.floor(column)).all():
+        return column.astype(np.int64)
+    return column
+
+
+_TENS = (np.arange(100) // 10 + 48).astype(np.uint8)
+_ONES = (np.arange(100) % 10 + 48).astype(np.uint8)
+
+
+def _put_digits(chars: np.ndarray, valid: np.ndarray, values: np.ndarray) -> None:
+    """Right-align the decimal digits of non-negative ``values`` in ``chars`` (n, width);
+    mark the used bytes in ``valid``."""
+    width = chars.shape[1]
+    q = values.copy()
+    for j in range(width, 0, -2):
+        # Two digits per division (by a scalar, which NumPy turns into a multiply): integer
+        # division is the slow step, and divmod does not get that fast path.
+        high = q // 100
+        pair = (q - high * 100).astype(np.intp)
+        chars[:, j - 1] = np.take(_ONES, pair)
+        if j >= 2:
+            chars[:, j - 2] = np.take(_TENS, pair)
+        q = high
+    ndigits = np.ones(values.size, np.intp)
+    for k in range(1, width):
+        ndigits += values >= 10**k
+    np.greater_equal(np.arange(width), width - ndigits[:, None], out=valid)

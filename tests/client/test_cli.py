@@ -1,0 +1,147 @@
+"""The ``graphgpu`` command line, run in-process against the live stack."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+
+import numpy as np
+import pytest
+
+from client import Client
+from client.cli import main, parse_param
+from tests.conftest import wait_until
+
+
+@pytest.fixture
+def gg(stack, capsys):
+    """Run ``graphgpu --url <stack> ARGS``; returns (exit code, stdout, stderr)."""
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()  # drop anything printed before
+        code = main(["--url", stack.base_url, *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run
+
+
+@pytest.fixture
+def edge_file(tmp_path):
+    base = uuid.uuid4().int % 10**9
+    path = tmp_path / "edges.txt"
+    path.write_text("".join(f"{base + i} {base + i + 1}\n" for i in range(6)))
+    return path, base
+
+
+def test_parse_param_reads_json_values():
+    assert parse_param("source=3") == ("source", 3)
+    assert parse_param("p=0.25") == ("p", 0.25)
+    assert parse_param("directed=true") == ("directed", True)
+    assert parse_param("name=karate") == ("name", "karate")
+    assert parse_param("ids=[1, 2]") == ("ids", [1, 2])
+    assert parse_param("expr=a=b") == ("expr", "a=b")
+
+
+def test_upload_and_graphs(gg, edge_file):
+    path, _ = edge_file
+    code, out, _ = gg("upload", str(path), "--name", "cli-edges")
+    assert code == 0
+    graph = json.loads(out)
+    assert (graph["n"], graph["m"], graph["name"], graph["created"]) == (7, 6, "cli-edges", True)
+    code, out, _ = gg("upload", str(path), "--format", "edgelist")
+    assert code == 0 and json.loads(out)["created"] is False
+
+    code, out, _ = gg("graphs", "--json")
+    assert code == 0 and graph["id"] in {g["id"] for g in json.loads(out)}
+    code, out, _ = gg("graphs")
+    assert code == 0 and "graphs" in out and "cli-edges" in out
+
+
+def test_generate_run_wait_status_and_results(gg, tmp_path):
+    code, out, _ = gg("generate", "grid", "-p", "rows=4", "-p", "cols=5", "--name", "g45")
+    assert code == 0
+    graph = json.loads(out)
+    assert (graph["n"], graph["m"]) == (20, 31)
+
+    code, out, _ = gg("run", "bfs", "--graph", graph["id"], "-p", "source=0", "--wait")
+    assert code == 0
+    done = json.loads(out)
+    assert done["status"] == "succeeded"
+    assert done["summary"] == {"source": 0, "reached": 20, "max_level": 7}
+    job_id = done["job_id"]
+
+    code, out, _ = gg("status", job_id)
+    assert code == 0 and json.loads(out)["status"] == "succeeded"
+    code, out, _ = gg("status")
+    assert code == 0 and "jobs" in out and "workers" in out
+    code, out, _ = gg("status", "--json", "--limit", "5")
+    listing = json.loads(out)
+    assert code == 0 and len(listing["jobs"]) <= 5 and listing["workers"]
+
+    code, out, _ = gg("result", job_id)
+    levels = json.loads(out)["node_values"]["level"]
+    assert code == 0 and levels["19"] == 7  # the far corner of the 4 x 5 grid
+
+    csv_path, npy_path = tmp_path / "r.csv", tmp_path / "level.npy"
+    assert gg("result", job_id, "--format", "csv", "-o", str(csv_path))[0] == 0
+    rows = csv_path.read_text().splitlines()
+    assert rows[0] == "node_id,level,parent" and len(rows) == 21
+    assert gg("result", job_id, "--format", "npy", "--field", "level", "-o", str(npy_path))[0] == 0
+    level = np.load(npy_path, allow_pickle=False)
+    assert level.tolist() == [int(r.split(",")[1]) for r in rows[1:]]
+
+
+def test_run_without_wait_then_cancel(gg, stack, edge_file):
+    path, _ = edge_file
+    graph = json.loads(gg("upload", str(path))[1])
+    code, out, _ = gg("run", "test_sleep", "--graph", graph["id"], "-p", "seconds=30")
+    assert code == 0
+    job = json.loads(out)
+    assert job["status"] in ("queued", "running")
+    with Client(stack.base_url) as client:
+        wait_until(lambda: client.job(job["id"]).status == "running", timeout=30)
+        code, out, _ = gg("cancel", job["id"])
+        assert code == 0 and json.loads(out)["id"] == job["id"]
+        wait_until(lambda: client.job(job["id"]).status == "canceled", timeout=20)
+    code, _, err = gg("cancel", job["id"])
+    assert code == 1 and err.startswith("error: job_finished: ")
+    code, _, err = gg("result", job["id"])
+    assert code == 1 and "job_not_succeeded" in err
+
+
+def test_algorithms(gg):
+    code, out, _ = gg("algorithms")
+    assert code == 0 and "bfs" in out and "test_sleep" in out
+    code, out, _ = gg("algorithms", "--json")
+    by_name = {a["name"]: a for a in json.loads(out)}
+    assert by_name["bfs"]["node_params"] == ["source"]
+
+
+def test_errors_and_exit_codes(gg, tmp_path, stack):
+    code, _, err = gg("run", "bfs", "--graph", "nope", "-p", "source=0")
+    assert code == 1 and err.startswith("error: not_found: ")
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 1\n1 two\n")
+    code, _, err = gg("upload", str(bad), "--format", "edgelist")
+    assert code == 1 and "(line 2" in err
+
+    code, _, err = gg("upload", str(tmp_path / "missing.txt"))
+    assert code == 1 and err.startswith("error: FileNotFoundError")
+
+    assert gg("run", "bfs")[0] == 2  # --graph is required
+    assert gg("run", "bfs", "--graph", "x", "-p", "novalue")[0] == 2
+    assert main(["--url", "http://127.0.0.1:9", "graphs"]) == 1
+
+
+def test_serve_and_worker_exec_the_modules(monkeypatch):
+    calls: list[list[str]] = []
+    monkeypatch.setattr(os, "execv", lambda exe, argv: calls.append([exe, *argv]))
+    monkeypatch.delenv("GRAPHGPU_PORT", raising=False)
+    assert main(["serve", "--port", "9999"]) == 0
+    assert calls[-1] == [sys.executable, sys.executable, "-m", "service"]
+    assert os.environ["GRAPHGPU_PORT"] == "9999"
+    monkeypatch.delenv("GRAPHGPU_PORT")
+    assert main(["worker", "--backend", "cpu", "--burst"]) == 0
+    assert calls[-1][2:] == ["-m", "workers", "--backend", "cpu", "--burst"]
