@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from kernels.errors import InvalidInput, LimitExceeded
@@ -174,21 +175,23 @@ def build_graph(
 
     loops = src == dst
     self_loops = int(loops.sum())
-    lo = np.minimum(src, dst)[~loops]
-    hi = np.maximum(src, dst)[~loops]
-    w = None if weights is None else weights[~loops]
+    keep = ~loops
+    lo = np.minimum(src[keep], dst[keep])
+    hi = np.maximum(src[keep], dst[keep])
+    w = None if weights is None else weights[keep]
 
-    node_ids = np.unique(np.concatenate([lo, hi, extra, src[loops]]))
+    node_ids, lo_i, hi_i = _relabel(lo, hi, np.concatenate([extra, src[loops]]))
     n = int(node_ids.shape[0])
     if n > settings.max_nodes:
         raise LimitExceeded(f"{n} nodes exceed the limit {settings.max_nodes}",
                             code="too_many_nodes")
-    lo_i = np.searchsorted(node_ids, lo)
-    hi_i = np.searchsorted(node_ids, hi)
 
     key = lo_i * n + hi_i
-    order = np.lexsort((w, key)) if w is not None else np.argsort(key, kind="stable")
-    key = key[order]
+    if w is None:
+        key.sort()
+    else:  # duplicates keep their smallest weight: sort by weight within each key
+        order = np.lexsort((w, key))
+        key, w = key[order], w[order]
     first = np.ones(key.shape[0], dtype=bool)
     first[1:] = key[1:] != key[:-1]
     unique_key = key[first]
@@ -197,19 +200,63 @@ def build_graph(
         raise LimitExceeded(f"{m} edges exceed the limit {settings.max_edges}",
                             code="too_many_edges")
     duplicates = int(lo.shape[0]) - m
-    u = unique_key // n if n else unique_key
-    v = unique_key % n if n else unique_key
-    uw = None if w is None else w[order][first]
-
-    rows = np.concatenate([u, v])
-    cols = np.concatenate([v, u])
-    arc_order = np.argsort(rows * n + cols, kind="stable")
-    indices = cols[arc_order].astype(INDEX_DTYPE)
-    counts = np.bincount(rows, minlength=n) if n else np.zeros(0, np.int64)
+    u, v = np.divmod(unique_key, max(n, 1))
+    edge_weights = np.zeros(m) if w is None else w[first]
     indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
-    np.cumsum(counts, out=indptr[1:])
-    arc_weights = None if uw is None else np.concatenate([uw, uw])[arc_order]
+    np.cumsum(np.bincount(u, minlength=n) + np.bincount(v, minlength=n), out=indptr[1:])
+    indices = np.empty(2 * m, dtype=INDEX_DTYPE)
+    arc_weights = np.empty(2 * m)
+    _fill_csr(u, v, edge_weights, indptr, np.bincount(v, minlength=n), indices, arc_weights)
+    arc_weights = None if w is None else arc_weights
 
     graph = Graph(indptr=indptr, indices=indices, node_ids=node_ids, weights=arc_weights)
     report = NormalizationReport(edges_read, self_loops, duplicates)
     return graph, report
+
+
+#: Ids up to this many times the endpoint count are relabelled through a dense lookup table.
+_DENSE_RELABEL_FACTOR = 8
+
+
+def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct original ids, and ``lo``/``hi`` as internal ids (their ranks).
+
+    Dense ids (the usual case: 0..n-1 with gaps) use a lookup table, which is O(m) with no
+    sort or binary search; sparse ids (hashes, huge values) fall back to sorting.
+    """
+    top = max((int(a.max()) for a in (lo, hi, extra) if a.size), default=-1)
+    if top < _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20):
+        present = np.zeros(top + 1, dtype=bool)
+        for ids in (lo, hi, extra):
+            present[ids] = True
+        node_ids = np.flatnonzero(present).astype(ID_DTYPE)
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return node_ids, rank[lo], rank[hi]
+    node_ids = np.unique(np.concatenate([lo, hi, extra]))
+    return node_ids, np.searchsorted(node_ids, lo), np.searchsorted(node_ids, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, indptr: np.ndarray,
+              lower_counts: np.ndarray, indices: np.ndarray, arc_weights: np.ndarray) -> None:
+    """Counting-sort the edges ``u < v`` (sorted by (u, v)) into CSR rows, O(m).
+
+    Row r holds its smaller neighbours (edges where v == r, met in increasing u) followed by its
+    larger ones (edges where u == r, met in increasing v), so every row comes out sorted.
+    """
+    n = indptr.shape[0] - 1
+    next_lower = indptr[:-1].copy()
+    next_upper = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        next_upper[r] = indptr[r] + lower_counts[r]
+    for e in range(u.shape[0]):
+        a, b = u[e], v[e]
+        slot = next_lower[b]
+        indices[slot] = a
+        arc_weights[slot] = weights[e]
+        next_lower[b] = slot + 1
+        slot = next_upper[a]
+        indices[slot] = b
+        arc_weights[slot] = weights[e]
+        next_upper[a] = slot + 1
