@@ -1,0 +1,214 @@
+"""BFS and connected components: our CPU and GPU backends against SciPy's csgraph.
+
+Run as ``python bench/bench_traversal.py [--graphs cnr-2000,rmat20] [--repeat 10] [--out FILE]``.
+Without CuPy or a GPU the GPU rows are skipped, so it also runs on a CPU-only machine.
+
+Graphs: ``cnr-2000`` (LAW web crawl, read from ``--data-dir``: ``.benchdata/`` when the device
+call carried it, else ``../shared/data/real``) and ``rmat20`` (Graph500 R-MAT, scale 20, edge
+factor 16, a=.57 b=c=.19, seed 1, made by ``kernels.generators`` on the CPU so every machine
+benchmarks the same graph).
+
+What is timed, as a median over ``--repeat`` runs after one warm-up run:
+
+* ``cpu``: wall time of our CPU function (:func:`bfs_cpu`, :func:`components_cpu`), results in
+  host memory; single-threaded (Numba / SciPy).
+* ``gpu``: CUDA-event time of the device part (:func:`bfs_device`, :func:`components_device`)
+  with the graph already resident (as in a warm worker); BFS includes its one host sync per level.
+* ``gpu+copy``: wall time of the registered GPU function, i.e. plus copying the per-node arrays
+  back to the host.
+* peer: SciPy ``breadth_first_order`` (with predecessors) / ``connected_components`` on a
+  prepared ``csr_matrix``. ``ratio`` = peer_ms / time_ms (> 1: faster than SciPy).
+
+BFS runs from 4 seeded random non-isolated sources; throughput is Graph500-style TEPS (edges of
+the traversed component per second). Components throughput is undirected edges per second. Every
+GPU answer is checked equal to the CPU answer before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from anywhere
+
+from bench.table import print_table  # noqa: E402
+from kernels.device import device_name, gpu_available  # noqa: E402
+from kernels.graph import Graph, build_graph, content_id  # noqa: E402
+from kernels.registry import no_progress  # noqa: E402
+from kernels.traversal import (  # noqa: E402
+    BfsParams,
+    ComponentsParams,
+    bfs_cpu,
+    bfs_device,
+    bfs_gpu,
+    components_cpu,
+    components_device,
+    components_gpu,
+)
+
+GRAPHS = ("cnr-2000", "rmat20")
+SOURCES = 4
+
+
+def load(name: str, data_dir: Path) -> Graph:
+    """Build one benchmark graph (with a content id, so that it stays resident on the GPU)."""
+    if name == "rmat20":
+        from kernels.generators import generate
+
+        edges = generate("rmat", {"scale": 20, "edge_factor": 16, "seed": 1}, "cpu")
+        graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    else:
+        from kernels.formats import parse_graph
+
+        parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
+        graph, _ = build_graph(parsed.src, parsed.dst, parsed.weights,
+                               extra_nodes=parsed.extra_nodes)
+    return dataclasses.replace(graph, graph_id=content_id(graph))
+
+
+def wall_ms(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time in ms after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def event_ms(fn: Callable[[], object], repeat: int) -> float:
+    """Median CUDA-event time in ms after one warm-up call (compiles kernels, uploads graph)."""
+    import cupy as cp
+
+    fn()
+    cp.cuda.Device().synchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
+def scipy_csr(graph: Graph) -> sp.csr_matrix:
+    """The CSR in the dtypes SciPy's csgraph works in, so that the peer pays no conversion."""
+    data = np.ones(graph.indices.shape[0], dtype=np.float64)
+    return sp.csr_matrix((data, graph.indices, graph.indptr.astype(np.int32)),
+                         shape=(graph.n, graph.n))
+
+
+def rate(value: float, unit: str) -> str:
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.2f} {prefix}{unit}"
+    return f"{value:.0f} {unit}"
+
+
+def assert_same(a, b, what: str) -> None:
+    assert a.summary == b.summary, (what, a.summary, b.summary)
+    for key, values in {**a.node_values, **a.arrays}.items():
+        other = {**b.node_values, **b.arrays}[key]
+        assert np.array_equal(values, other), f"{what}: {key} differs between CPU and GPU"
+
+
+def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
+    rng = np.random.default_rng(1)
+    candidates = np.flatnonzero(graph.degrees() > 0)
+    sources = rng.choice(candidates, size=min(SOURCES, candidates.size), replace=False)
+    csr = scipy_csr(graph)
+    base = {"graph": name, "n": graph.n, "m": graph.m, "peer": "scipy breadth_first_order"}
+    times: dict[str, list[float]] = {"cpu": [], "gpu": [], "gpu+copy": [], "peer": []}
+    traversed = []
+    for source in sources:
+        params = BfsParams(source=int(graph.node_ids[source]))
+        cpu = bfs_cpu(graph, params, no_progress)
+        traversed.append(int(graph.degrees()[cpu.node_values["level"] >= 0].sum()) // 2)
+        times["cpu"].append(wall_ms(lambda p=params: bfs_cpu(graph, p, no_progress), repeat))
+        times["peer"].append(wall_ms(
+            lambda s=source: csgraph.breadth_first_order(csr, int(s), directed=False,
+                                                         return_predecessors=True), repeat))
+        if gpu:
+            assert_same(cpu, bfs_gpu(graph, params, no_progress), f"bfs {name}")
+            times["gpu"].append(event_ms(
+                lambda s=source: bfs_device(graph, int(s), no_progress), repeat))
+            times["gpu+copy"].append(wall_ms(
+                lambda p=params: bfs_gpu(graph, p, no_progress), repeat))
+    peer_ms = statistics.median(times["peer"])
+    edges = statistics.median(traversed)
+    rows = []
+    for backend in ("cpu", "gpu", "gpu+copy"):
+        if not times[backend]:
+            continue
+        ms = statistics.median(times[backend])
+        rows.append({**base, "backend": backend, "time_ms": ms, "peer_ms": peer_ms,
+                     "throughput": rate(edges / (ms / 1e3), "TEPS"), "ratio": peer_ms / ms})
+    return rows
+
+
+def bench_components(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
+    csr = scipy_csr(graph)
+    base = {"graph": name, "n": graph.n, "m": graph.m, "peer": "scipy connected_components"}
+    params = ComponentsParams()
+    times = {"cpu": wall_ms(lambda: components_cpu(graph, params, no_progress), repeat)}
+    peer_ms = wall_ms(lambda: csgraph.connected_components(csr, directed=False), repeat)
+    if gpu:
+        assert_same(components_cpu(graph, params, no_progress),
+                    components_gpu(graph, params, no_progress), f"components {name}")
+        times["gpu"] = event_ms(lambda: components_device(graph), repeat)
+        times["gpu+copy"] = wall_ms(lambda: components_gpu(graph, params, no_progress), repeat)
+    return [{**base, "backend": backend, "time_ms": ms, "peer_ms": peer_ms,
+             "throughput": rate(graph.m / (ms / 1e3), "edges/s"), "ratio": peer_ms / ms}
+            for backend, ms in times.items()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", default=",".join(GRAPHS))
+    parser.add_argument("--repeat", type=int, default=10)
+    default_data = ROOT / ".benchdata"
+    if not default_data.is_dir():
+        default_data = ROOT.parent / "shared" / "data" / "real"
+    parser.add_argument("--data-dir", type=Path, default=default_data)
+    parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
+    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    args = parser.parse_args(argv)
+
+    gpu = gpu_available() and not args.no_gpu
+    bfs_rows: list[dict] = []
+    cc_rows: list[dict] = []
+    for name in args.graphs.split(","):
+        start = time.perf_counter()
+        graph = load(name, args.data_dir)
+        print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
+              flush=True)
+        bfs_rows += bench_bfs(name, graph, args.repeat, gpu)
+        cc_rows += bench_components(name, graph, args.repeat, gpu)
+
+    device = device_name("gpu") if gpu else "none (GPU rows skipped)"
+    header = (f"Device: {device}; CPU: {device_name('cpu')}; {date.today().isoformat()}; "
+              f"median of {args.repeat} runs after warm-up.\n")
+    print(header)
+    tables = [print_table(bfs_rows, "BFS (levels + deterministic parents)"),
+              print_table(cc_rows, "Connected components (labels + sizes)")]
+    if args.out:
+        args.out.write_text(header + "\n" + "\n\n".join(tables) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,425 @@
+// GPU kernels of the BFS and connected-components family (compiled by kernels/traversal.py
+// through CuPy's NVRTC, once per process). Graph: CSR with long long offsets and int neighbours,
+// each row sorted ascending; vertex ids fit in int (the service caps n far below 2^31).
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+// Appends v to a queue with one atomic per group of converged threads instead of one per thread:
+// every vertex is appended exactly once per BFS, and n same-address atomics would serialise in
+// L2. The same atomic accumulates the new frontier's degree sum (the direction heuristic's m_f),
+// clamped per vertex so that 32 lanes cannot overflow the 32-bit warp reduction.
+// counters[0] = queue length, counters[1] = degree sum.
+__device__ __forceinline__ void append(int v, long long deg, int* queue,
+                                       unsigned long long* counters) {
+    const unsigned active = __activemask();
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(active) - 1;
+    const unsigned clamped = (unsigned)(deg < (1 << 26) ? deg : (1 << 26));
+    const unsigned degsum = __reduce_add_sync(active, clamped);
+    unsigned long long base = 0;
+    if (lane == leader) {
+        base = atomicAdd(&counters[0], (unsigned long long)__popc(active));
+        atomicAdd(&counters[1], (unsigned long long)degsum);
+    }
+    base = __shfl_sync(active, base, leader);
+    queue[base + __popc(active & ((1u << lane) - 1u))] = v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// BFS
+// ---------------------------------------------------------------------------------------------
+
+// Top-down step: `group` lanes (a power of two, at most 32) expand one frontier vertex. Vertices
+// with more than `big` neighbours are set aside so that one hub cannot hold a few lanes for
+// thousands of iterations: up to `huge` neighbours to the front of `big_queue` (one block each,
+// bfs_top_down_block), above that to its back (the whole grid, bfs_top_down_grid).
+// big_count[0] = entries at the front, big_count[1] = entries at the back (from index n - 1 down).
+extern "C" __global__ void bfs_top_down(const long long* __restrict__ indptr,
+                                        const int* __restrict__ indices,
+                                        int* __restrict__ level,
+                                        const int* __restrict__ frontier, int frontier_size,
+                                        int* __restrict__ next, unsigned long long* counters,
+                                        int* __restrict__ big_queue, int* big_count, int n,
+                                        int depth, int group, long long big, long long huge) {
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long slot = tid / group;
+    if (slot >= frontier_size) return;
+    const int lane = (int)(tid & (group - 1));
+    const int u = frontier[slot];
+    const long long begin = indptr[u];
+    const long long end = indptr[u + 1];
+    if (end - begin > big) {
+        if (lane == 0) {
+            if (end - begin > huge) big_queue[n - 1 - atomicAdd(&big_count[1], 1)] = u;
+            else big_queue[atomicAdd(&big_count[0], 1)] = u;
+        }
+        return;
+    }
+    for (long long j = begin + lane; j < end; j += group) {
+        const int w = indices[j];
+        // Plain read first: most neighbours are already visited and need no atomic.
+        if (level[w] == -1 && atomicCAS(&level[w], -1, depth + 1) == -1) {
+            append(w, indptr[w + 1] - indptr[w], next, counters);
+        }
+    }
+}
+
+// Expand u's neighbours with `stride` threads numbered `tid`.
+__device__ __forceinline__ void expand(const long long* __restrict__ indptr,
+                                       const int* __restrict__ indices, int* __restrict__ level,
+                                       int u, long long tid, long long stride,
+                                       int* __restrict__ next, unsigned long long* counters,
+                                       int depth) {
+    const long long end = indptr[u + 1];
+    for (long long j = indptr[u] + tid; j < end; j += stride) {
+        const int w = indices[j];
+        if (level[w] == -1 && atomicCAS(&level[w], -1, depth + 1) == -1) {
+            append(w, indptr[w + 1] - indptr[w], next, counters);
+        }
+    }
+}
+
+// The big vertices set aside by bfs_top_down, one block each. Launched with a fixed grid every
+// top-down step; the count is read on the device, so the host needs no sync.
+extern "C" __global__ void bfs_top_down_block(const long long* __restrict__ indptr,
+                                              const int* __restrict__ indices,
+                                              int* __restrict__ level,
+                                              const int* __restrict__ big_queue,
+                                              const int* big_count,
+                                              int* __restrict__ next,
+                                              unsigned long long* counters, int depth) {
+    const int count = big_count[0];
+    for (int k = blockIdx.x; k < count; k += gridDim.x) {
+        expand(indptr, indices, level, big_queue[k], threadIdx.x, blockDim.x, next, counters,
+               depth);
+    }
+}
+
+// The huge vertices (hubs): the whole grid strides over each one's neighbours in turn.
+extern "C" __global__ void bfs_top_down_grid(const long long* __restrict__ indptr,
+                                             const int* __restrict__ indices,
+                                             int* __restrict__ level,
+                                             const int* __restrict__ big_queue,
+                                             const int* big_count, int n,
+                                             int* __restrict__ next,
+                                             unsigned long long* counters, int depth) {
+    const int count = big_count[1];
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < count; ++k) {
+        expand(indptr, indices, level, big_queue[n - 1 - k], tid, stride, next, counters, depth);
+    }
+}
+
+// Thread first, warp for the rest: each lane scans the first SCAN_FIRST neighbours of its own
+// vertex; the vertices left with longer rows are then searched by the whole warp, one after the
+// other, 32 neighbours per round. A lone thread scanning a hub's row serially took milliseconds.
+// Rows are sorted, so the first hit in row order is the smallest matching neighbour.
+// Vertices whose rows are longer still (a web graph's unvisited hub can stay pending through
+// several bottom-up steps) go to a heavy queue searched by a whole block each, after the launch.
+#ifndef INT_MAX
+#define INT_MAX 2147483647
+#endif
+#define SCAN_FIRST 16
+#define HEAVY 1024
+#define FULL_MASK 0xffffffffu
+
+// First neighbour of row [begin, end) whose level is `wanted`, searched by the whole warp
+// (every lane must call it with the same arguments); -1 if none.
+__device__ __forceinline__ int warp_find(const int* __restrict__ indices,
+                                         const int* __restrict__ level, long long begin,
+                                         long long end, int wanted) {
+    const int lane = threadIdx.x & 31;
+    for (long long base = begin; base < end; base += 32) {
+        const long long j = base + lane;
+        const int u = j < end ? indices[j] : 0;
+        const unsigned hits = __ballot_sync(FULL_MASK, j < end && level[u] == wanted);
+        if (hits) return __shfl_sync(FULL_MASK, u, __ffs(hits) - 1);
+    }
+    return -1;
+}
+
+// Search of the vertices whose first SCAN_FIRST neighbours held no match (`pending`), by the
+// whole warp; returns the match for the calling lane's own vertex. All 32 lanes must call it.
+__device__ __forceinline__ int warp_find_pending(const int* __restrict__ indices,
+                                                 const int* __restrict__ level, bool pending,
+                                                 long long begin, long long end, int wanted) {
+    unsigned todo = __ballot_sync(FULL_MASK, pending);
+    const int lane = threadIdx.x & 31;
+    int mine = -1;
+    while (todo) {
+        const int leader = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const int found = warp_find(indices, level, __shfl_sync(FULL_MASK, begin, leader),
+                                    __shfl_sync(FULL_MASK, end, leader),
+                                    __shfl_sync(FULL_MASK, wanted, leader));
+        if (lane == leader) mine = found;
+    }
+    return mine;
+}
+
+// Bottom-up step: each unvisited vertex looks for any neighbour in the current frontier (level ==
+// depth). Only the vertex's own lane writes its level: no atomics. Launch with whole warps.
+extern "C" __global__ void bfs_bottom_up(const long long* __restrict__ indptr,
+                                         const int* __restrict__ indices,
+                                         int* __restrict__ level, int n,
+                                         int* __restrict__ next, unsigned long long* counters,
+                                         int* __restrict__ heavy, int* heavy_count, int depth) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool mine = v < n && level[v] == -1;
+    long long begin = 0, end = 0, j = 0;
+    bool found = false;
+    if (mine) {
+        begin = indptr[v];
+        end = indptr[v + 1];
+        const long long stop = begin + SCAN_FIRST < end ? begin + SCAN_FIRST : end;
+        for (j = begin; j < stop && !found; ++j) found = level[indices[j]] == depth;
+    }
+    bool pending = mine && !found && j < end;
+    if (pending && end - j > HEAVY) {
+        heavy[atomicAdd(heavy_count, 1)] = v;
+        pending = false;
+    }
+    // No early return above: every lane of the warp takes part in the shared search.
+    if (warp_find_pending(indices, level, pending, j, end, depth) >= 0) found = true;
+    if (found) {
+        level[v] = depth + 1;
+        append(v, end - begin, next, counters);
+    }
+}
+
+// Deterministic parent: the smallest neighbour one level up. The source is its own parent;
+// unreachable vertices get -1. Launch with whole warps.
+extern "C" __global__ void bfs_parent(const long long* __restrict__ indptr,
+                                      const int* __restrict__ indices,
+                                      const int* __restrict__ level, int n, int source,
+                                      long long* __restrict__ parent, int* __restrict__ heavy,
+                                      int* heavy_count) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lv = v < n ? level[v] : -1;
+    long long p = v == source ? source : -1;
+    long long j = 0, end = 0;
+    if (lv > 0) {
+        j = indptr[v];
+        end = indptr[v + 1];
+        const long long stop = j + SCAN_FIRST < end ? j + SCAN_FIRST : end;
+        for (; j < stop; ++j) {
+            const int u = indices[j];
+            if (level[u] == lv - 1) {
+                p = u;
+                break;
+            }
+        }
+    }
+    bool pending = lv > 0 && p < 0 && j < end;
+    if (pending && end - j > HEAVY) {
+        heavy[atomicAdd(heavy_count, 1)] = v;  // bfs_parent_heavy writes parent[v] afterwards
+        pending = false;
+    }
+    const int found = warp_find_pending(indices, level, pending, j, end, lv - 1);
+    if (pending) p = found;
+    if (v < n) parent[v] = p;
+}
+
+// The heavy vertices of a bottom-up step, one block each: stop at the first round with a hit.
+extern "C" __global__ void bfs_bottom_up_heavy(const long long* __restrict__ indptr,
+                                               const int* __restrict__ indices,
+                                               int* __restrict__ level,
+                                               const int* __restrict__ heavy,
+                                               const int* heavy_count, int* __restrict__ next,
+                                               unsigned long long* counters, int depth) {
+    const int count = *heavy_count;
+    for (int k = blockIdx.x; k < count; k += gridDim.x) {
+        const int v = heavy[k];
+        const long long begin = indptr[v];
+        const long long end = indptr[v + 1];
+        for (long long base = begin + SCAN_FIRST; base < end; base += blockDim.x) {
+            const long long j = base + threadIdx.x;
+            if (__syncthreads_or(j < end && level[indices[j]] == depth)) {
+                if (threadIdx.x == 0) {
+                    level[v] = depth + 1;
+                    append(v, end - begin, next, counters);
+                }
+                break;
+            }
+        }
+    }
+}
+
+// The heavy vertices of bfs_parent, one block each: the smallest hit of the first round that
+// has one is the parent.
+extern "C" __global__ void bfs_parent_heavy(const long long* __restrict__ indptr,
+                                            const int* __restrict__ indices,
+                                            const int* __restrict__ level,
+                                            const int* __restrict__ heavy, const int* heavy_count,
+                                            long long* __restrict__ parent) {
+    __shared__ int best;
+    const int count = *heavy_count;
+    for (int k = blockIdx.x; k < count; k += gridDim.x) {
+        const int v = heavy[k];
+        const int wanted = level[v] - 1;
+        const long long end = indptr[v + 1];
+        for (long long base = indptr[v] + SCAN_FIRST; base < end; base += blockDim.x) {
+            if (threadIdx.x == 0) best = INT_MAX;
+            __syncthreads();
+            const long long j = base + threadIdx.x;
+            if (j < end && level[indices[j]] == wanted) atomicMin(&best, (int)threadIdx.x);
+            __syncthreads();
+            const int first = best;
+            __syncthreads();  // everyone has read best before the next round resets it
+            if (first != INT_MAX) {
+                if (threadIdx.x == 0) parent[v] = indices[base + first];
+                break;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connected components: ECL-CC (Jaiganesh & Burtscher, HPDC 2018)
+// ---------------------------------------------------------------------------------------------
+// parent pointers only ever point to smaller ids, so each tree's root is the smallest vertex of
+// its component: the deterministic numbering then needs no extra min-reduction.
+
+// Root of idx's tree, with intermediate pointer jumping (each visited node skips one level). The
+// races with other threads are benign: every value written is an ancestor of the node written.
+__device__ __forceinline__ int representative(int idx, volatile int* nstat) {
+    int curr = nstat[idx];
+    if (curr != idx) {
+        int next;
+        int prev = idx;
+        while (curr > (next = nstat[curr])) {
+            nstat[prev] = next;
+            prev = curr;
+            curr = next;
+        }
+    }
+    return curr;
+}
+
+// Link the trees of v and its neighbour u: hook the larger root under the smaller with a CAS,
+// retrying from the root that won if another thread moved it first.
+__device__ __forceinline__ void hook(int vstat, int u, int* nstat) {
+    int ostat = representative(u, nstat);
+    bool repeat;
+    do {
+        repeat = false;
+        if (vstat != ostat) {
+            int ret;
+            if (vstat < ostat) {
+                if ((ret = atomicCAS(&nstat[ostat], ostat, vstat)) != ostat) {
+                    ostat = ret;
+                    repeat = true;
+                }
+            } else {
+                if ((ret = atomicCAS(&nstat[vstat], vstat, ostat)) != vstat) {
+                    vstat = ret;
+                    repeat = true;
+                }
+            }
+        }
+    } while (repeat);
+}
+
+// Each vertex starts at its first smaller neighbour (rows are sorted: the first entry), or itself.
+extern "C" __global__ void cc_init(const long long* __restrict__ indptr,
+                                   const int* __restrict__ indices, int n,
+                                   int* __restrict__ nstat, int* counts) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v == 0) {
+        counts[0] = 0;  // medium-degree worklist length (front of wl)
+        counts[1] = n;  // high-degree worklist start (back of wl)
+    }
+    if (v >= n) return;
+    const long long begin = indptr[v];
+    int first = v;
+    if (begin < indptr[v + 1]) {
+        const int u = indices[begin];
+        if (u < v) first = u;
+    }
+    nstat[v] = first;
+}
+
+// Low-degree vertices, one thread each; medium (<= 352) and high degrees go to the worklist's
+// front and back for the warp and block kernels. Every edge is processed once, from its larger
+// endpoint; a vertex with no smaller neighbour (nstat[v] == v at init) has nothing to do.
+extern "C" __global__ void cc_compute_thread(const long long* __restrict__ indptr,
+                                             const int* __restrict__ indices, int n,
+                                             int* nstat, int* __restrict__ wl, int* counts) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    if (nstat[v] == v) return;
+    const long long begin = indptr[v];
+    const long long end = indptr[v + 1];
+    const long long deg = end - begin;
+    if (deg > 16) {
+        const int idx = deg <= 352 ? atomicAdd(&counts[0], 1) : atomicSub(&counts[1], 1) - 1;
+        wl[idx] = v;
+        return;
+    }
+    const int vstat = representative(v, nstat);
+    for (long long j = begin; j < end; ++j) {
+        const int u = indices[j];
+        if (u < v) hook(vstat, u, nstat);
+        else break;  // sorted row: no smaller neighbours after this
+    }
+}
+
+// Medium-degree vertices: one warp each, grid-striding over the worklist front.
+extern "C" __global__ void cc_compute_warp(const long long* __restrict__ indptr,
+                                           const int* __restrict__ indices,
+                                           int* nstat, const int* __restrict__ wl,
+                                           const int* counts) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int count = counts[0];
+    for (long long k = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < count;
+         k += warps) {
+        const int v = wl[k];
+        const int vstat = representative(v, nstat);
+        const long long end = indptr[v + 1];
+        for (long long j = indptr[v] + lane; j < end; j += 32) {
+            const int u = indices[j];
+            if (u < v) hook(vstat, u, nstat);
+        }
+    }
+}
+
+// High-degree vertices: one block each, from the worklist back.
+extern "C" __global__ void cc_compute_block(const long long* __restrict__ indptr,
+                                            const int* __restrict__ indices, int n,
+                                            int* nstat, const int* __restrict__ wl,
+                                            const int* counts) {
+    const int start = counts[1];
+    for (long long k = start + blockIdx.x; k < n; k += gridDim.x) {
+        const int v = wl[k];
+        const int vstat = representative(v, nstat);
+        const long long end = indptr[v + 1];
+        for (long long j = indptr[v] + threadIdx.x; j < end; j += blockDim.x) {
+            const int u = indices[j];
+            if (u < v) hook(vstat, u, nstat);
+        }
+    }
+}
+
+// Point every vertex straight at its root (the smallest vertex of its component) and flag roots.
+extern "C" __global__ void cc_finalize(int n, int* nstat, int* __restrict__ is_root) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    int next;
+    int vstat = nstat[v];
+    const int old = vstat;
+    while (vstat > (next = nstat[vstat])) vstat = next;
+    if (old != vstat) nstat[v] = vstat;
+    is_root[v] = vstat == v;
+}
+
+// label[v] = rank of v's root among roots (rank = inclusive prefix count of roots, minus one).
+extern "C" __global__ void cc_label(int n, const int* __restrict__ nstat,
+                                    const int* __restrict__ root_rank, int* __restrict__ label) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    label[v] = root_rank[nstat[v]] - 1;
+}
