@@ -61,7 +61,7 @@ def fail_lost_jobs(redis: Redis, settings: Settings, dead_worker: str | None = N
 def run(worker_pid: int, name: str, description: dict) -> None:
     """Beat for worker ``worker_pid`` until it exits, then clean up after it."""
     settings = get_settings()
-    redis = Redis.from_url(settings.redis_url)
+    redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
     key = worker_key(settings, name)
     ttl_ms = int(settings.worker_dead_after_seconds * 1000)
     next_sweep = 0.0
@@ -76,14 +76,16 @@ def run(worker_pid: int, name: str, description: dict) -> None:
         except RedisError as exc:  # Redis restarting: keep trying, the TTL covers the gap
             log.warning("heartbeat failed: %s", exc)
         time.sleep(settings.worker_heartbeat_seconds)
-    for attempt in range(20):  # the worker is gone: release what it held
+    # The worker is gone: release what it held. If Redis is gone too (the whole service is
+    # stopping), give up soon: the heartbeat key expires and other monitors reap the rest.
+    for _ in range(5):
         try:
             redis.delete(key)
             redis.srem(settings.key("workers"), name)
             fail_lost_jobs(redis, settings, dead_worker=name)
             return
         except RedisError:
-            time.sleep(0.5 * (attempt + 1))
+            time.sleep(0.2)
 
 
 if __name__ == "__main__":
