@@ -201,11 +201,11 @@ def build_graph(
                             code="too_many_edges")
     duplicates = int(lo.shape[0]) - m
     u, v = np.divmod(unique_key, max(n, 1))
-    edge_weights = np.zeros(m) if w is None else w[first]
+    edge_weights = np.zeros(0) if w is None else w[first]
     indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
     np.cumsum(np.bincount(u, minlength=n) + np.bincount(v, minlength=n), out=indptr[1:])
     indices = np.empty(2 * m, dtype=INDEX_DTYPE)
-    arc_weights = np.empty(2 * m)
+    arc_weights = np.empty(0 if w is None else 2 * m)
     _fill_csr(u, v, edge_weights, indptr, np.bincount(v, minlength=n), indices, arc_weights)
     arc_weights = None if w is None else arc_weights
 
@@ -244,7 +244,9 @@ def _fill_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, indptr: np.ndar
 
     Row r holds its smaller neighbours (edges where v == r, met in increasing u) followed by its
     larger ones (edges where u == r, met in increasing v), so every row comes out sorted.
+    Empty ``weights`` means an unweighted graph (no weight is written).
     """
+    weighted = weights.shape[0] > 0
     n = indptr.shape[0] - 1
     next_lower = indptr[:-1].copy()
     next_upper = np.empty(n, dtype=np.int64)
@@ -254,9 +256,11 @@ def _fill_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, indptr: np.ndar
         a, b = u[e], v[e]
         slot = next_lower[b]
         indices[slot] = a
-        arc_weights[slot] = weights[e]
+        if weighted:
+            arc_weights[slot] = weights[e]
         next_lower[b] = slot + 1
         slot = next_upper[a]
         indices[slot] = b
-        arc_weights[slot] = weights[e]
+        if weighted:
+            arc_weights[slot] = weights[e]
         next_upper[a] = slot + 1
