@@ -31,6 +31,19 @@ The graph is normalised to an undirected simple graph (symmetrised, self-loops d
 edges merged; the response counts each) and stored content-addressed: uploading the same graph
 again returns the existing id with status 200 instead of 201."""
 
+_UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
+    "application/octet-stream": {
+        "schema": {"type": "string", "format": "binary"},
+        "example": "# u v [weight]\n0 1\n1 2\n2 0\n",
+    },
+    "multipart/form-data": {"schema": {
+        "type": "object", "required": ["file"],
+        "properties": {"file": {"type": "string", "format": "binary"},
+                       "format": {"type": "string", "enum": list(FORMATS)},
+                       "name": {"type": "string"}},
+    }},
+}}}
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 404, 409, 413, 415, 422)
 }
@@ -45,7 +58,8 @@ def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State) -> tupl
 
 
 @router.post("", operation_id="graphs-upload", summary="Upload a graph", description=_UPLOAD_DOC,
-             status_code=201, response_model=GraphOut, responses=_ERRORS)
+             status_code=201, response_model=GraphOut, responses=_ERRORS,
+             openapi_extra=_UPLOAD_BODY)
 async def upload_graph(
     request: Request,
     response: Response,
