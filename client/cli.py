@@ -58,7 +58,9 @@ def _print_json(data: Any) -> None:
 
 def _console() -> Any:
     from rich.console import Console
-    return Console()  # created per call so that it writes to the current sys.stdout
+    # Created per call so that it writes to the current sys.stdout; piped output (grep, files)
+    # gets wide lines instead of rich's 80-column default, so ids and names are never cut.
+    return Console(width=None if sys.stdout.isatty() else 240)
 
 
 def _when(timestamp: float | None) -> str:

@@ -2,7 +2,8 @@
 
 A job record is a Redis hash ``<prefix>:job:<id>`` whose values are JSON. The API creates it
 (``queued``) and may move it to ``canceled``; workers move it through ``running`` to a finished
-status (see ``workers/records.py``). RQ only carries the job id to a worker.
+status (see ``workers/records.py``). RQ only carries the job id to a worker, JSON-encoded
+(never pickle).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from redis.exceptions import WatchError
 from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import cancel_job
+from rq.serializers import JSONSerializer
 
 from kernels.settings import Settings
 from service.errors import Conflict, NotFound, Unprocessable
@@ -119,7 +121,8 @@ class JobStore:
         if graph_id:
             pipe.sadd(self.settings.key("graph", graph_id, "jobs"), job_id)
         pipe.execute()
-        Queue(self.settings.queue_name(backend), connection=self.redis).enqueue(
+        Queue(self.settings.queue_name(backend), connection=self.redis,
+              serializer=JSONSerializer).enqueue(
             TASK, job_id,
             job_id=job_id,
             job_timeout=self.settings.max_job_seconds,
@@ -161,7 +164,7 @@ class JobStore:
         if record["status"] == "queued":
             # A worker may take it meanwhile; it then sees the record and skips the job.
             with contextlib.suppress(NoSuchJobError, InvalidJobOperation):
-                cancel_job(job_id, connection=self.redis)
+                cancel_job(job_id, connection=self.redis, serializer=JSONSerializer)
         return self.get(job_id)
 
     def _mark_canceled(self, pipe: Any, record: dict[str, Any]) -> None:

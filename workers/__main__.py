@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 from redis import Redis
 from rq import Queue, SimpleWorker
+from rq.serializers import JSONSerializer
 
 from kernels import device
 from kernels.graph import build_graph
@@ -81,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
 
     queues = ["gpu", "auto", "cpu"] if backend == "gpu" else ["auto", "cpu"]
     worker = SimpleWorker(
-        [Queue(settings.queue_name(q), connection=redis) for q in queues],
-        connection=redis, name=name,
+        [Queue(settings.queue_name(q), connection=redis, serializer=JSONSerializer)
+         for q in queues],
+        connection=redis, name=name, serializer=JSONSerializer,
     )
     log.info("worker %s: backend=%s device=%s queues=%s", name, backend, context.device, queues)
     # The monitor notices this process's exit by itself and releases what it held.
