@@ -8,6 +8,10 @@ node id.
 The CPU side is Numba: single-threaded queue sweeps, 3-6x faster than SciPy's csgraph (which first
 converts the CSR to float data and int32 offsets). The GPU side is CuPy ``RawKernel`` code from
 ``kernels/cuda/traversal.cu``, compiled once per process on first use.
+
+With ``prune`` on (or ``auto`` and enough pendants), both backends first remove pendant vertices
+round by round, solve on the remaining core and extend the answer to the pruned vertices
+(:mod:`kernels.pruning`); the answer is the same as without pruning, node for node.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from typing import Any
 
 import numba
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kernels.device import cupy, on_device
+from kernels import pruning
+from kernels.device import DeviceGraph, cupy, on_device
+from kernels.errors import InvalidInput
 from kernels.graph import Graph
 from kernels.registry import Algorithm, AlgorithmResult, ProgressFn, register_algorithm
 
@@ -40,26 +46,59 @@ THREADS = 256
 HEAVY_THREADS = 512
 
 
+PRUNE_DESCRIPTION = (
+    "Remove pendant (degree-1) vertices round by round first, solve on the rest and extend the "
+    "answer to them (same answer either way). 'auto' prunes when at least "
+    f"{pruning.AUTO_MIN_PENDANT_SHARE:.0%} of the nodes have degree 1.")
+
+
 class BfsParams(BaseModel):
-    """Parameters of ``bfs``."""
+    """Parameters of ``bfs``: exactly one of ``source`` and ``sources``."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"source": 0}]})
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"source": 0}, {"sources": [0, 5], "prune": "auto"}]})
 
-    source: int = Field(description="Original id of the node to start from.")
+    source: int | None = Field(None, description="Original id of the node to start from.")
+    sources: list[int] | None = Field(
+        None, min_length=1, description="Original ids of several start nodes (multi-source BFS: "
+        "levels are distances to the nearest one); instead of `source`.")
+    prune: pruning.PruneMode = Field("off", description=PRUNE_DESCRIPTION)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scalar_sources(cls, data: Any) -> Any:
+        # Callers that fill every node parameter with one node id (the worker's start-up run)
+        # give sources=x and source=x: that is one source.
+        if isinstance(data, dict) and isinstance(data.get("sources"), int):
+            data = {**data, "sources": [data["sources"]]}
+            if data.get("source") is not None and data["sources"] == [data["source"]]:
+                data["sources"] = None
+        return data
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> BfsParams:
+        if (self.source is None) == (self.sources is None):
+            raise ValueError("give exactly one of source and sources")
+        return self
 
 
 class BfsSummary(BaseModel):
     """Summary of a ``bfs`` result."""
 
-    source: int = Field(description="Original id of the source node.")
-    reached: int = Field(description="Nodes reached, the source included.")
+    source: int | None = Field(description="Original id of the source node (null: `sources`).")
+    sources: int | None = Field(None, description="Number of distinct sources (multi-source).")
+    reached: int = Field(description="Nodes reached, the sources included.")
     max_level: int = Field(description="Largest level: the source's eccentricity in its component.")
+    pruned: int | None = Field(None, description="Vertices pruned (absent when prune is off).")
+    prune_rounds: int | None = Field(None, description="Pruning rounds (absent when off).")
 
 
 class ComponentsParams(BaseModel):
-    """``connected_components`` takes no parameters."""
+    """Parameters of ``connected_components``."""
 
     model_config = ConfigDict(extra="forbid")
+
+    prune: pruning.PruneMode = Field("off", description=PRUNE_DESCRIPTION)
 
 
 class ComponentsSummary(BaseModel):
@@ -68,6 +107,8 @@ class ComponentsSummary(BaseModel):
     count: int = Field(description="Number of connected components.")
     largest: int = Field(description="Nodes in the largest component.")
     isolated: int = Field(description="Components of a single node.")
+    pruned: int | None = Field(None, description="Vertices pruned (absent when prune is off).")
+    prune_rounds: int | None = Field(None, description="Pruning rounds (absent when off).")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -76,12 +117,16 @@ class ComponentsSummary(BaseModel):
 
 
 @numba.njit(cache=True, nogil=True)
-def _bfs_levels_numba(indptr: np.ndarray, indices: np.ndarray, source: int, n: int) -> np.ndarray:
+def _bfs_levels_numba(indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray,
+                      n: int) -> np.ndarray:
     level = np.full(n, -1, np.int32)
     queue = np.empty(n, np.int32)
-    queue[0] = source
-    level[source] = 0
-    head, tail = 0, 1
+    tail = 0
+    for s in sources:
+        level[s] = 0
+        queue[tail] = s
+        tail += 1
+    head = 0
     while head < tail:
         u = queue[head]
         head += 1
@@ -97,7 +142,7 @@ def _bfs_levels_numba(indptr: np.ndarray, indices: np.ndarray, source: int, n: i
 
 @numba.njit(cache=True, nogil=True)
 def _bfs_parents_numba(indptr: np.ndarray, indices: np.ndarray, level: np.ndarray,
-                       source: int) -> np.ndarray:
+                       sources: np.ndarray) -> np.ndarray:
     parent = np.full(level.shape[0], -1, np.int64)
     for v in range(level.shape[0]):
         wanted = level[v] - 1
@@ -107,39 +152,82 @@ def _bfs_parents_numba(indptr: np.ndarray, indices: np.ndarray, level: np.ndarra
                 if level[indices[j]] == wanted:
                     parent[v] = indices[j]
                     break
-    parent[source] = source
+    for s in sources:
+        parent[s] = s
     return parent
 
 
+def _bfs_csr_cpu(indptr: np.ndarray, indices: np.ndarray, n: int,
+                 sources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    level = _bfs_levels_numba(indptr, indices, sources, n)
+    return level, _bfs_parents_numba(indptr, indices, level, sources)
+
+
+def _sources(graph: Graph, params: BfsParams) -> np.ndarray:
+    """Distinct internal ids of the sources, ascending."""
+    if params.source is not None:
+        return graph.internal_ids(params.source).astype(np.int64)
+    try:
+        return np.unique(graph.internal_ids(params.sources)).astype(np.int64)
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc), field="sources") from None
+
+
+def _bfs(graph: Graph, params: BfsParams, progress: ProgressFn, backend: str
+         ) -> AlgorithmResult:
+    """The two backends' shared BFS driver: pruning (or not), solve, copy back."""
+    sources = _sources(graph, params)
+    progress(0.0, "bfs: searching")
+    if backend == "cpu":
+        xp, solve = np, _bfs_csr_cpu
+    else:
+        xp = cupy()
+        solve = lambda ip, ix, n, s: _bfs_on_device(  # noqa: E731
+            DeviceGraph(ip, ix, None, n, int(ix.shape[0]) // 2), s, progress)
+    pruned = None
+    if pruning.decide(graph, params.prune):
+        pruned = pruning.prune(graph, backend, sources)
+        level, parent = pruning.bfs_pruned(xp, pruned, graph.n, xp.asarray(sources), solve)
+    elif backend == "cpu":
+        level, parent = solve(graph.indptr, graph.indices, graph.n, sources)
+    else:
+        level, parent = _bfs_on_device(on_device(graph), xp.asarray(sources), progress)
+    result = _bfs_result(graph, params, sources, xp.asnumpy(level) if backend == "gpu" else level,
+                         xp.asnumpy(parent) if backend == "gpu" else parent, pruned)
+    progress(1.0, "bfs: done")
+    return result
+
+
 def bfs_cpu(graph: Graph, params: BfsParams, progress: ProgressFn) -> AlgorithmResult:
-    """Breadth-first search from ``params.source`` on the CPU.
+    """Breadth-first search from ``params.source`` (or ``params.sources``) on the CPU.
 
     Parameters
     ----------
     graph : Graph
     params : BfsParams
-        ``source`` is an original node id.
+        ``source`` or ``sources`` are original node ids; ``prune`` as :data:`PRUNE_DESCRIPTION`.
     progress : ProgressFn
         Called at start and end; may raise to cancel.
 
     Returns
     -------
     AlgorithmResult
-        ``level`` (int32, -1 unreachable) and ``parent`` (int64 internal ids, -1 unreachable, the
-        source its own parent) per node; summary per :class:`BfsSummary`.
+        ``level`` (int32, -1 unreachable: the distance to the nearest source) and ``parent``
+        (int64 internal ids, -1 unreachable, sources their own parent) per node; summary per
+        :class:`BfsSummary`.
     """
-    source = int(graph.internal_ids(params.source)[0])
-    progress(0.0, "bfs: searching")
-    level = _bfs_levels_numba(graph.indptr, graph.indices, source, graph.n)
-    progress(0.7, "bfs: computing parents")
-    parent = _bfs_parents_numba(graph.indptr, graph.indices, level, source)
-    progress(1.0, "bfs: done")
-    return _bfs_result(params.source, level, parent)
+    return _bfs(graph, params, progress, "cpu")
 
 
-def _bfs_result(source: int, level: np.ndarray, parent: np.ndarray) -> AlgorithmResult:
+def _bfs_result(graph: Graph, params: BfsParams, sources: np.ndarray, level: np.ndarray,
+                parent: np.ndarray, pruned: pruning.Pruned | None) -> AlgorithmResult:
     reached = int(np.count_nonzero(level >= 0))
-    summary = {"source": int(source), "reached": reached, "max_level": int(level.max())}
+    summary: dict[str, Any] = {"source": params.source}
+    if params.sources is not None:
+        summary["sources"] = int(sources.shape[0])
+    summary.update(reached=reached, max_level=int(level.max()))
+    if params.prune != "off":
+        summary.update(pruned.summary() if pruned else {"pruned": 0, "prune_rounds": 0})
     return AlgorithmResult(summary=summary, node_values={"level": level, "parent": parent},
                            node_id_fields=("parent",))
 
@@ -189,15 +277,39 @@ def components_cpu(graph: Graph, params: ComponentsParams,
         ``label`` (int32) per node, ``sizes`` (int64) per component; summary per
         :class:`ComponentsSummary`.
     """
+    return _components(graph, params, progress, "cpu")
+
+
+def _components(graph: Graph, params: ComponentsParams, progress: ProgressFn, backend: str
+                ) -> AlgorithmResult:
+    """The two backends' shared components driver: pruning (or not), solve, copy back."""
     progress(0.0, "connected_components: labelling")
-    label, sizes = _components_numba(graph.indptr, graph.indices)
+    if backend == "cpu":
+        xp, solve = np, lambda ip, ix, n: _components_numba(ip, ix)
+    else:
+        xp = cupy()
+        solve = lambda ip, ix, n: _components_on_device(  # noqa: E731
+            DeviceGraph(ip, ix, None, n, int(ix.shape[0]) // 2))
+    pruned = None
+    if pruning.decide(graph, params.prune):
+        pruned = pruning.prune(graph, backend, None)
+        label, sizes = pruning.components_pruned(xp, pruned, graph.n, solve)
+    elif backend == "cpu":
+        label, sizes = solve(graph.indptr, graph.indices, graph.n)
+    else:
+        label, sizes = _components_on_device(on_device(graph))
+    if backend == "gpu":
+        label, sizes = label.get(), sizes.get()
     progress(1.0, "connected_components: done")
-    return _components_result(label, sizes)
+    return _components_result(params, label, sizes, pruned)
 
 
-def _components_result(label: np.ndarray, sizes: np.ndarray) -> AlgorithmResult:
+def _components_result(params: ComponentsParams, label: np.ndarray, sizes: np.ndarray,
+                       pruned: pruning.Pruned | None) -> AlgorithmResult:
     summary = {"count": int(sizes.shape[0]), "largest": int(sizes.max()),
                "isolated": int(np.count_nonzero(sizes == 1))}
+    if params.prune != "off":
+        summary.update(pruned.summary() if pruned else {"pruned": 0, "prune_rounds": 0})
     return AlgorithmResult(summary=summary, node_values={"label": label}, arrays={"sizes": sizes})
 
 
@@ -231,13 +343,19 @@ def _group_size(avg_degree: float) -> int:
 
 
 def bfs_device(graph: Graph, source: int, progress: ProgressFn) -> tuple[Any, Any]:
+    """Direction-optimising BFS on the GPU from one internal id; see :func:`_bfs_on_device`."""
+    return _bfs_on_device(on_device(graph), cupy().asarray([source], dtype=np.int64), progress)
+
+
+def _bfs_on_device(dg: DeviceGraph, sources: Any, progress: ProgressFn) -> tuple[Any, Any]:
     """Direction-optimising BFS on the GPU; returns device ``(level, parent)``.
 
     Parameters
     ----------
-    graph : Graph
-    source : int
-        Internal id of the source.
+    dg : DeviceGraph
+        The graph (or a pruned core) on the device.
+    sources : cupy.ndarray of int64
+        Distinct internal ids of the sources (level 0, their own parents).
     progress : ProgressFn
         Called once per level.
 
@@ -254,13 +372,12 @@ def bfs_device(graph: Graph, source: int, progress: ProgressFn) -> tuple[Any, An
     """
     cp = cupy()
     mod = _module()
-    dg = on_device(graph)
-    n = graph.n
+    n = dg.n
     i32 = np.int32
     level = cp.full(n, -1, dtype=cp.int32)
-    level[source] = 0
+    level[sources] = 0
     frontier = cp.empty(n, dtype=cp.int32)
-    frontier[0] = source
+    frontier[:sources.shape[0]] = sources
     following = cp.empty(n, dtype=cp.int32)
     big_queue = cp.empty(n, dtype=cp.int32)
     big_count = cp.zeros(2, dtype=cp.int32)
@@ -272,10 +389,10 @@ def bfs_device(graph: Graph, source: int, progress: ProgressFn) -> tuple[Any, An
     bottom_up_heavy = mod.get_function("bfs_bottom_up_heavy")
     full_grid = (_sm_count(cp.cuda.Device().id) * 8,)
 
-    frontier_size = 1
-    frontier_arcs = int(graph.indptr[source + 1] - graph.indptr[source])
-    unexplored_arcs = 2 * graph.m - frontier_arcs
-    reached, depth, bottom, previous_arcs = 1, 0, False, 0
+    frontier_size = int(sources.shape[0])
+    frontier_arcs = int((dg.indptr[sources + 1] - dg.indptr[sources]).sum())
+    unexplored_arcs = 2 * dg.m - frontier_arcs
+    reached, depth, bottom, previous_arcs = frontier_size, 0, False, 0
     while frontier_size > 0:
         progress(min(0.95, reached / n), f"bfs: level {depth}, {reached} reached")
         # Beamer's switch, with "growing" judged by arcs: near the end of a search the unexplored
@@ -313,29 +430,32 @@ def bfs_device(graph: Graph, source: int, progress: ProgressFn) -> tuple[Any, An
     parent = cp.empty(n, dtype=cp.int64)
     big_count.data.memset_async(0, big_count.nbytes)
     mod.get_function("bfs_parent")(_blocks(n), (THREADS,), (dg.indptr, dg.indices, level, i32(n),
-                                                           i32(source), parent, big_queue,
+                                                           i32(-1), parent, big_queue,
                                                            big_count))
     mod.get_function("bfs_parent_heavy")(full_grid, (HEAVY_THREADS,),
                                          (dg.indptr, dg.indices, level, big_queue, big_count,
                                           parent))
+    parent[sources] = sources  # the kernel was told of none (-1): sources are set here
     return level, parent
 
 
 def bfs_gpu(graph: Graph, params: BfsParams, progress: ProgressFn) -> AlgorithmResult:
     """Breadth-first search on the GPU; same contract and same answer as :func:`bfs_cpu`."""
-    source = int(graph.internal_ids(params.source)[0])
-    level, parent = bfs_device(graph, source, progress)
-    result = _bfs_result(params.source, level.get(), parent.get())
-    progress(1.0, "bfs: done")
-    return result
+    return _bfs(graph, params, progress, "gpu")
 
 
 def components_device(graph: Graph) -> tuple[Any, Any]:
+    """ECL-CC connected components of a graph on the GPU; see :func:`_components_on_device`."""
+    return _components_on_device(on_device(graph))
+
+
+def _components_on_device(dg: DeviceGraph) -> tuple[Any, Any]:
     """ECL-CC connected components on the GPU; returns device ``(label, sizes)``.
 
     Parameters
     ----------
-    graph : Graph
+    dg : DeviceGraph
+        The graph (or a pruned core) on the device.
 
     Returns
     -------
@@ -346,15 +466,14 @@ def components_device(graph: Graph) -> tuple[Any, Any]:
     """
     cp = cupy()
     mod = _module()
-    dg = on_device(graph)
-    n = np.int32(graph.n)
-    nstat = cp.empty(graph.n, dtype=cp.int32)
-    worklist = cp.empty(graph.n, dtype=cp.int32)
+    n = np.int32(dg.n)
+    nstat = cp.empty(dg.n, dtype=cp.int32)
+    worklist = cp.empty(dg.n, dtype=cp.int32)
     counts = cp.empty(2, dtype=cp.int32)
-    is_root = cp.empty(graph.n, dtype=cp.int32)
-    label = cp.empty(graph.n, dtype=cp.int32)
+    is_root = cp.empty(dg.n, dtype=cp.int32)
+    label = cp.empty(dg.n, dtype=cp.int32)
     full_grid = (_sm_count(cp.cuda.Device().id) * 8,)
-    by_vertex = _blocks(graph.n)
+    by_vertex = _blocks(dg.n)
 
     mod.get_function("cc_init")(by_vertex, (THREADS,), (dg.indptr, dg.indices, n, nstat, counts))
     mod.get_function("cc_compute_thread")(by_vertex, (THREADS,),
@@ -375,16 +494,13 @@ def components_device(graph: Graph) -> tuple[Any, Any]:
 def components_gpu(graph: Graph, params: ComponentsParams,
                    progress: ProgressFn) -> AlgorithmResult:
     """Connected components on the GPU; same contract and answer as :func:`components_cpu`."""
-    progress(0.0, "connected_components: labelling")
-    label, sizes = components_device(graph)
-    result = _components_result(label.get(), sizes.get())
-    progress(1.0, "connected_components: done")
-    return result
+    return _components(graph, params, progress, "gpu")
 
 
 BFS = register_algorithm(Algorithm(
     name="bfs",
-    summary="Breadth-first search: level and deterministic parent of every node from a source.",
+    summary="Breadth-first search: level and deterministic parent of every node from one or "
+            "more sources.",
     params_model=BfsParams,
     result_model=BfsSummary,
     cpu=bfs_cpu,
