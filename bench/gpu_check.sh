@@ -28,6 +28,7 @@ fi
 BENCHES=(
     "bench/bench_traversal.py backbone_traversal.md"
     "bench/bench_service.py backbone_service.md --jobs 200 --upload-mb 64"
+    "bench/bench_pruning.py traversal_pruning.md"
 )
 
 status=0
