@@ -68,7 +68,7 @@ def test_generate_run_wait_status_and_results(gg, tmp_path):
     assert code == 0
     done = json.loads(out)
     assert done["status"] == "succeeded"
-    assert done["summary"] == {"source": 0, "reached": 20, "max_level": 7}
+    assert done["summary"].items() >= {"source": 0, "reached": 20, "max_level": 7}.items()
     job_id = done["job_id"]
 
     code, out, _ = gg("status", job_id)
