@@ -37,10 +37,11 @@ from kernels.graph import Graph
 
 PruneMode = Literal["auto", "on", "off"]
 
-#: ``auto`` prunes when at least this share of the nodes has degree 1. Pruning costs a pass over
-#: the arcs to find pendants plus one to copy out the core; below this share that costs more
-#: than the smaller Phase II saves (bench/results/traversal.md has the measurements).
-AUTO_MIN_PENDANT_SHARE = 0.15
+#: ``auto`` prunes when at least this share of the nodes has degree 1. Pruning costs Phase I plus
+#: a copy of the core's CSR and Phase III; on an H100 (bench/results/traversal.md, 2026-11-22)
+#: that cost 3-10x the unpruned BFS/CC at every share measured (10-27% pruned), so ``auto``
+#: waits for graphs that are mostly pendant trees (stars, forests), where the core is tiny.
+AUTO_MIN_PENDANT_SHARE = 0.5
 #: Rounds of Phase I at most (see the module notes).
 MAX_ROUNDS = 64
 THREADS = 256
