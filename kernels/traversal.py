@@ -64,17 +64,6 @@ class BfsParams(BaseModel):
         "levels are distances to the nearest one); instead of `source`.")
     prune: pruning.PruneMode = Field("off", description=PRUNE_DESCRIPTION)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _scalar_sources(cls, data: Any) -> Any:
-        # Callers that fill every node parameter with one node id (the worker's start-up run)
-        # give sources=x and source=x: that is one source.
-        if isinstance(data, dict) and isinstance(data.get("sources"), int):
-            data = {**data, "sources": [data["sources"]]}
-            if data.get("source") is not None and data["sources"] == [data["source"]]:
-                data["sources"] = None
-        return data
-
     @model_validator(mode="after")
     def _exactly_one(self) -> BfsParams:
         if (self.source is None) == (self.sources is None):
@@ -505,7 +494,7 @@ BFS = register_algorithm(Algorithm(
     result_model=BfsSummary,
     cpu=bfs_cpu,
     gpu=bfs_gpu,
-    node_params=("source",),
+    node_params=("source", "sources"),
 ))
 
 CONNECTED_COMPONENTS = register_algorithm(Algorithm(

@@ -115,7 +115,7 @@ def test_algorithms(gg):
     assert code == 0 and "bfs" in out and "test_sleep" in out
     code, out, _ = gg("algorithms", "--json")
     by_name = {a["name"]: a for a in json.loads(out)}
-    assert by_name["bfs"]["node_params"] == ["source"]
+    assert by_name["bfs"]["node_params"] == ["source", "sources"]
 
 
 def test_errors_and_exit_codes(gg, tmp_path, stack):

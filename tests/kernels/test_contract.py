@@ -40,8 +40,10 @@ def example_params(algorithm: Algorithm, graph: Graph) -> BaseModel:
         examples = model.model_json_schema().get("examples") or []
         assert examples, f"{algorithm.name}: required parameters need a json_schema example"
         values = dict(examples[0])
+    node = int(graph.node_ids[graph.n // 2])
     for name in algorithm.node_params:
-        values[name] = int(graph.node_ids[graph.n // 2])
+        if values.get(name) is not None:  # point the example's nodes at a node of this graph
+            values[name] = [node] if isinstance(values[name], list) else node
     return model.model_validate(values)
 
 

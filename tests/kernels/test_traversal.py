@@ -106,7 +106,7 @@ def test_components_cpu_match_networkx(name: str) -> None:
 
 def test_bfs_params_and_registration() -> None:
     algorithm = get_algorithm("bfs")
-    assert algorithm.node_params == ("source",)
+    assert algorithm.node_params == ("source", "sources")
     with pytest.raises(ValidationError):
         BfsParams.model_validate({"source": 1, "depth": 2})
     with pytest.raises(ValidationError):

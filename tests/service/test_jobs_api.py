@@ -68,6 +68,8 @@ def test_submit_validation(stack: Stack) -> None:
          "params.source"),
         ({"graph_id": graph["id"], "algorithm": "bfs", "params": {"source": 999}}, 422,
          "params.source"),
+        ({"graph_id": graph["id"], "algorithm": "bfs", "params": {"sources": [10, 999]}}, 422,
+         "params.sources"),
         ({"graph_id": graph["id"], "algorithm": "nope"}, 422, "algorithm"),
         ({"graph_id": "0" * 32, "algorithm": "bfs", "params": {"source": 1}}, 404, None),
         ({"graph_id": graph["id"], "algorithm": "bfs", "backend": "tpu"}, 422, "backend"),
@@ -154,7 +156,7 @@ def test_job_time_limit(make_stack) -> None:
 def test_listing_and_registry(stack: Stack) -> None:
     algorithms = {a["name"]: a for a in stack.http.get("/v1/algorithms").json()["algorithms"]}
     assert {"bfs", "connected_components"} <= set(algorithms)
-    assert algorithms["bfs"]["node_params"] == ["source"]
+    assert algorithms["bfs"]["node_params"] == ["source", "sources"]
     assert "source" in algorithms["bfs"]["params_schema"]["properties"]
     assert algorithms["bfs"]["backends"] == ["cpu", "gpu"]
     generators = {g["name"] for g in stack.http.get("/v1/generators").json()["generators"]}
