@@ -29,6 +29,7 @@ BENCHES=(
     "bench/bench_traversal.py backbone_traversal.md"
     "bench/bench_service.py backbone_service.md --jobs 200 --upload-mb 64"
     "bench/bench_pruning.py traversal_pruning.md"
+    "bench/bench_mis.py mis.md"
 )
 
 status=0

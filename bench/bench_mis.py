@@ -1,0 +1,285 @@
+"""Maximal independent sets: LUMIS, DUMIS and IDUMIS on CPU and GPU, against CPU quality peers.
+
+Run as ``python bench/bench_mis.py [--graphs ca-GrQc,...,rmat24] [--repeat 10] [--out FILE]``.
+Without CuPy or a GPU the GPU rows are skipped.
+
+Graphs: ``ca-GrQc``, ``ca-HepTh``, ``ca-CondMat``, ``dblp-2010``, ``cnr-2000`` (read from
+``--data-dir``: ``.benchdata/`` when the device call carried it, else ``../shared/data/real``; the
+ca-* and dblp edge lists omit isolated nodes, which are added back so that node counts and exact
+optima are the published ones) and ``rmat20/22/24`` (Graph500 R-MAT, edge factor 16, a=.57
+b=c=.19, seed 1, generated with CuPy when a GPU is present, else on the CPU; the CSR is then
+built on the GPU for speed, exactly as ``build_graph`` would).
+
+Columns: ``kernel_ms`` is the computation alone, graph resident: GPU = median CUDA-event time of
+:func:`kernels.mis.compute` over ``--repeat`` runs after a warm-up (every kernel and the per-batch
+read-backs), CPU = its median wall time; for ``iterated`` it is the time at which the final best
+set was found (the run itself lasts ``time_limit_s``). ``e2e_ms`` = wall time of the registered
+function (``mis_gpu`` / ``mis_cpu``: plus verification and copying the set to the host), median.
+``opt_%`` = size / exact maximum independent set size where known; ``rounds`` of the (first)
+solution; ``iterations`` of ``iterated`` in its time limit. Peers (CPU): NetworkX
+``maximal_independent_set`` (random greedy, ca-* only) and a min-degree greedy (Numba, bucket
+queue: repeatedly take a vertex of least residual degree), the classic quality reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from anywhere
+
+from kernels.device import device_name, gpu_available  # noqa: E402
+from kernels.graph import Graph, build_graph  # noqa: E402
+from kernels.mis import MisParams, compute, mis_cpu, mis_gpu  # noqa: E402
+from kernels.mis_cpu import CpuEngine  # noqa: E402
+from kernels.registry import no_progress  # noqa: E402
+
+GRAPHS = ("ca-GrQc", "ca-HepTh", "ca-CondMat", "dblp-2010", "cnr-2000", "rmat20", "rmat22",
+          "rmat24")
+#: Published node counts (the edge lists drop isolated nodes) and exact optima.
+NODES = {"ca-GrQc": 5242, "ca-HepTh": 9877, "ca-CondMat": 23133, "dblp-2010": 326186}
+OPTIMUM = {"ca-GrQc": 2459, "ca-HepTh": 4896, "ca-CondMat": 9612}
+#: (method, reduce, update_frequency) rows; reductions only where they finish quickly.
+CONFIGS = (("luby", "none", 2), ("degree", "none", 2), ("degree", "none", 1),
+           ("degree", "exhaustive", 2), ("iterated", "none", 1), ("iterated", "exhaustive", 1))
+#: CPU rows and peers are skipped above this many edges (minutes of single-threaded work).
+CPU_MAX_EDGES = 30_000_000
+COLUMNS = ("graph", "n", "m", "method", "reduce", "backend", "kernel_ms", "e2e_ms", "size",
+           "opt_%", "rounds", "iterations")
+
+
+def gpu_csr(src: np.ndarray, dst: np.ndarray, n: int) -> Graph:
+    """``build_graph(src, dst, extra_nodes=arange(n))`` for ids 0..n-1, with CuPy sorts."""
+    import cupy as cp
+
+    s, d = cp.asarray(src), cp.asarray(dst)
+    keep = s != d
+    lo, hi = cp.minimum(s[keep], d[keep]), cp.maximum(s[keep], d[keep])
+    del s, d, keep
+    edges = cp.unique(lo * n + hi)
+    del lo, hi
+    u, v = edges // n, edges % n
+    arcs = cp.sort(cp.concatenate([u * n + v, v * n + u]))
+    del edges, u, v
+    indptr = cp.zeros(n + 1, dtype=cp.int64)
+    indptr[1:] = cp.cumsum(cp.bincount(arcs // n, minlength=n))
+    indices = (arcs % n).astype(cp.int32)
+    return Graph(indptr=indptr.get(), indices=indices.get(),
+                 node_ids=np.arange(n, dtype=np.int64))
+
+
+def load(name: str, data_dir: Path, gpu: bool) -> Graph:
+    """One benchmark graph, with an id so that it stays resident on the GPU across runs."""
+    if name.startswith("rmat"):
+        from kernels.generators import generate
+
+        params = {"scale": int(name[4:]), "edge_factor": 16, "seed": 1}
+        edges = generate("rmat", params, "gpu" if gpu else "cpu")
+        if gpu:
+            graph = gpu_csr(edges.src, edges.dst, edges.num_nodes)
+        else:
+            graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    else:
+        from kernels.formats import parse_graph
+
+        parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
+        extra = np.arange(NODES[name]) if name in NODES else parsed.extra_nodes
+        graph, _ = build_graph(parsed.src, parsed.dst, extra_nodes=extra)
+    return dataclasses.replace(graph, graph_id=f"bench-{name}")
+
+
+def wall_ms(fn: Any, repeat: int) -> tuple[float, Any]:
+    """Median wall time in ms of ``fn`` after one warm-up call, and its last result."""
+    result = fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), result
+
+
+def event_ms(fn: Any, repeat: int) -> float:
+    """Median CUDA-event time in ms of ``fn`` after one warm-up call."""
+    import cupy as cp
+
+    fn()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
+@numba.njit(cache=True)
+def _unlink(v: int, head: np.ndarray, nxt: np.ndarray, prv: np.ndarray, d: int) -> None:
+    if prv[v] >= 0:
+        nxt[prv[v]] = nxt[v]
+    else:
+        head[d] = nxt[v]
+    if nxt[v] >= 0:
+        prv[nxt[v]] = prv[v]
+
+
+@numba.njit(cache=True)
+def _link(v: int, head: np.ndarray, nxt: np.ndarray, prv: np.ndarray, d: int) -> None:
+    prv[v] = -1
+    nxt[v] = head[d]
+    if head[d] >= 0:
+        prv[head[d]] = v
+    head[d] = v
+
+
+@numba.njit(cache=True)
+def min_degree_greedy(indptr: np.ndarray, indices: np.ndarray) -> int:
+    """Size of the set that repeatedly takes a vertex of least residual degree (bucket queue)."""
+    n = indptr.shape[0] - 1
+    deg = indptr[1:] - indptr[:-1]
+    head = np.full(deg.max() + 1, -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    prv = np.full(n, -1, np.int64)
+    for v in range(n):
+        _link(v, head, nxt, prv, deg[v])
+    alive = np.ones(n, np.bool_)
+    lowest = size = 0
+    remaining = n
+    while remaining > 0:
+        while head[lowest] < 0:
+            lowest += 1
+        v = head[lowest]
+        _unlink(v, head, nxt, prv, deg[v])
+        alive[v] = False
+        remaining -= 1
+        size += 1
+        for j in range(indptr[v], indptr[v + 1]):
+            u = indices[j]
+            if not alive[u]:
+                continue
+            _unlink(u, head, nxt, prv, deg[u])
+            alive[u] = False
+            remaining -= 1
+            for k in range(indptr[u], indptr[u + 1]):
+                w = indices[k]
+                if alive[w]:
+                    _unlink(w, head, nxt, prv, deg[w])
+                    deg[w] -= 1
+                    _link(w, head, nxt, prv, deg[w])
+                    lowest = min(lowest, deg[w])
+    return size
+
+
+def bench_graph(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
+    base = {"graph": name, "n": graph.n, "m": graph.m}
+    optimum = OPTIMUM.get(name)
+    rows = []
+
+    def row(method: str, reduce: str, backend: str, kernel: float, e2e: float,
+            summary: dict) -> dict:
+        pct = f"{100.0 * summary['size'] / optimum:.2f}" if optimum else None
+        rows.append({**base, "method": method, "reduce": reduce, "backend": backend,
+                     "kernel_ms": kernel, "e2e_ms": e2e, "size": summary["size"], "opt_%": pct,
+                     "rounds": summary.get("rounds"), "iterations": summary.get("iterations")})
+        print(rows[-1], flush=True)
+
+    small = graph.m <= CPU_MAX_EDGES
+    for method, reduce, f in CONFIGS:
+        if reduce != "none" and name.startswith("rmat"):
+            continue
+        label = f"{method}(f={f})" if method == "degree" else method
+        params = MisParams(method=method, reduce=reduce, update_frequency=f, time_limit_s=1.0)
+        iterated = method == "iterated"
+        runs = 1 if iterated else repeat
+        if gpu:
+            from kernels.mis_gpu import engine_for
+
+            e2e, result = wall_ms(lambda p=params: mis_gpu(graph, p, no_progress), runs)
+            kernel = (result.summary["best_over_time"][-1][0] * 1e3 if iterated else
+                      event_ms(lambda p=params: compute(engine_for(graph), graph.n, p,
+                                                        no_progress), repeat))
+            row(label, reduce, "gpu", kernel, e2e, result.summary)
+        if small:
+            cpu_runs = 1 if iterated or graph.m > 1_000_000 else max(1, repeat // 3)
+            e2e, result = wall_ms(lambda p=params: mis_cpu(graph, p, no_progress), cpu_runs)
+            kernel = (result.summary["best_over_time"][-1][0] * 1e3 if iterated else
+                      wall_ms(lambda p=params: compute(CpuEngine(graph), graph.n, p,
+                                                       no_progress), cpu_runs)[0])
+            row(label, reduce, "cpu", kernel, e2e, result.summary)
+    if small:
+        ms, size = wall_ms(lambda: min_degree_greedy(graph.indptr, graph.indices), 1)
+        row("min-degree greedy", "none", "cpu peer", float("nan"), ms, {"size": size})
+    if graph.m <= 200_000:
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(range(graph.n))
+        rows_of = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+        g.add_edges_from(zip(rows_of.tolist(), graph.indices.tolist(), strict=True))
+        ms, chosen = wall_ms(lambda: nx.maximal_independent_set(g, seed=0), 1)
+        row("networkx maximal_independent_set", "none", "cpu peer", float("nan"), ms,
+            {"size": len(chosen)})
+    return rows
+
+
+def table(rows: list[dict], title: str) -> str:
+    def cell(value: object) -> str:
+        if value is None or (isinstance(value, float) and value != value):
+            return "—"
+        if isinstance(value, float):
+            return f"{value:,.3f}" if value < 10 else f"{value:,.1f}"
+        if isinstance(value, int):
+            return f"{value:,}"
+        return str(value)
+
+    lines = [f"### {title}", "", "| " + " | ".join(COLUMNS) + " |",
+             "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    lines += ["| " + " | ".join(cell(r.get(c)) for c in COLUMNS) + " |" for r in rows]
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", default=",".join(GRAPHS))
+    parser.add_argument("--repeat", type=int, default=10)
+    default_data = ROOT / ".benchdata"
+    if not default_data.is_dir():
+        default_data = ROOT.parent / "shared" / "data" / "real"
+    parser.add_argument("--data-dir", type=Path, default=default_data)
+    parser.add_argument("--out", type=Path, help="also write the table here (markdown)")
+    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    args = parser.parse_args(argv)
+
+    gpu = gpu_available() and not args.no_gpu
+    device = device_name("gpu") if gpu else device_name("cpu")
+    rows: list[dict] = []
+    for name in args.graphs.split(","):
+        start = time.perf_counter()
+        graph = load(name, args.data_dir, gpu)
+        print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
+              flush=True)
+        rows += bench_graph(name, graph, args.repeat, gpu)
+    title = f"Maximal independent set — {device}, CPU {device_name('cpu')}, {date.today()}"
+    text = table(rows, title)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
