@@ -23,7 +23,8 @@ Backend = Literal["cpu", "gpu"]
 BACKENDS: tuple[Backend, ...] = ("cpu", "gpu")
 
 #: Modules that declare the built-in algorithms and generators.
-BUILTIN_MODULES = ("kernels.traversal", "kernels.generators", "kernels.sssp", "kernels.mis")
+BUILTIN_MODULES = ("kernels.traversal", "kernels.generators", "kernels.sssp", "kernels.mis",
+                   "kernels.centrality")
 
 
 class ProgressFn(Protocol):
