@@ -30,6 +30,7 @@ BENCHES=(
     "bench/bench_service.py backbone_service.md --jobs 200 --upload-mb 64"
     "bench/bench_pruning.py traversal_pruning.md"
     "bench/bench_mis.py mis.md"
+    "bench/bench_centrality.py daccer_bench.md"
 )
 
 status=0
