@@ -64,6 +64,38 @@ AlgorithmFn = Callable[[Graph, Any, ProgressFn], AlgorithmResult]
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """What a job will cost, worked out before it is queued; ``None`` = not estimated.
+
+    The API refuses a job whose estimate passes a limit (``result_bytes`` over
+    ``max_result_bytes``: 413; ``seconds`` over ``max_job_seconds``: 422) and records the
+    estimate in the job otherwise.
+
+    Attributes
+    ----------
+    seconds : float or None
+        Expected compute time on the backend that will run it.
+    result_bytes : int or None
+        Size of the result files.
+    device_bytes : int or None
+        Device (GPU) memory the GPU backend needs at its peak.
+    detail : str
+        How it was estimated, for people (e.g. "sampled 64 of 5,242 roots").
+    """
+
+    seconds: float | None = None
+    result_bytes: int | None = None
+    device_bytes: int | None = None
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+
+
+EstimateFn = Callable[[Graph, Any, Backend], Estimate]
+
+
+@dataclass(frozen=True)
 class Algorithm:
     """A registered algorithm.
 
@@ -80,6 +112,9 @@ class Algorithm:
         Same signature, same answer.
     node_params : tuple of str
         Parameters that name nodes by original id (checked against the graph before queueing).
+    estimate : EstimateFn or None
+        Cost of a run before it is queued (``estimate(graph, params, backend)``), for algorithms
+        whose time or result size can pass a limit; cheap (sampling, closed forms), never a run.
     """
 
     name: str
@@ -89,6 +124,7 @@ class Algorithm:
     cpu: AlgorithmFn
     gpu: AlgorithmFn
     node_params: tuple[str, ...] = ()
+    estimate: EstimateFn | None = None
 
     def function(self, backend: Backend) -> AlgorithmFn:
         return self.cpu if backend == "cpu" else self.gpu

@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     max_node_id: int = Field(2**53 - 1, description="Largest original node id accepted.")
     max_job_seconds: int = Field(3600, description="Wall-clock limit of one job.")
     result_ttl: int = Field(86_400, description="Seconds that finished jobs and results are kept.")
+    max_result_bytes: int = Field(
+        4 * 1024**3, description="Largest result a job may write (estimated before queueing)."
+    )
     max_json_result_nodes: int = Field(
         2_000_000, description="Largest per-node result served as JSON (use csv/npy above it)."
     )

@@ -34,10 +34,13 @@ class ApiError(Exception):
         1-based line of the uploaded file at fault.
     headers : dict, optional
         Extra response headers (e.g. ``Retry-After``).
+    extra : dict, optional
+        More JSON members of the error body (e.g. the ``estimate`` behind a refusal).
     """
 
     def __init__(self, status: int, code: str, message: str, *, field: str | None = None,
-                 line: int | None = None, headers: dict[str, str] | None = None) -> None:
+                 line: int | None = None, headers: dict[str, str] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -45,6 +48,7 @@ class ApiError(Exception):
         self.field = field
         self.line = line
         self.headers = headers
+        self.extra = extra or {}
 
     def body(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -52,7 +56,7 @@ class ApiError(Exception):
             error["line"] = self.line
         if self.field is not None:
             error["field"] = self.field
-        return {"error": error}
+        return {"error": {**error, **self.extra}}
 
 
 class NotFound(ApiError):

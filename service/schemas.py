@@ -16,6 +16,8 @@ class ErrorDetail(BaseModel):
     message: str = Field(examples=["line 3: 'x12' is not a non-negative integer node id"])
     line: int | None = Field(None, description="1-based line of the uploaded file at fault.")
     field: str | None = Field(None, description="Parameter or body field at fault.")
+    estimate: dict[str, Any] | None = Field(
+        None, description="The cost estimate behind a refusal (seconds, result_bytes, ...).")
 
 
 class ErrorBody(BaseModel):
@@ -111,6 +113,8 @@ class JobOut(BaseModel):
     device: str | None = Field(None, description="Device that ran it (GPU model or CPU).")
     worker: str | None = None
     timings: Timings
+    estimate: dict[str, Any] | None = Field(
+        None, description="Cost estimated before queueing (backend, seconds, result_bytes, ...).")
     error: ErrorDetail | None = None
     result_url: str | None = None
 

@@ -14,7 +14,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import ValidationError
 
 from kernels.errors import KernelError
-from kernels.registry import get_algorithm
+from kernels.registry import Algorithm, Backend, get_algorithm
 from service.deps import State, state
 from service.errors import ApiError, Conflict, NotFound
 from service.schemas import FINISHED, ErrorBody, JobList, JobOut, JobRequest, JobStatus, ResultOut
@@ -71,6 +71,41 @@ def _check_node_params(st: State, graph_id: str, names: tuple[str, ...], params:
                            f"{graph_id}", field=f"params.{name}")
 
 
+def _estimate_backend(st: State, requested: str) -> Backend:
+    """The backend a job will most likely run on: ``auto`` goes to a GPU when one is live."""
+    if requested in ("cpu", "gpu"):
+        return "cpu" if requested == "cpu" else "gpu"
+    return "gpu" if any(w["backend"] == "gpu" for w in st.jobs.live_workers()) else "cpu"
+
+
+def _check_estimate(st: State, algorithm: Algorithm, graph_id: str, params: Any,
+                    requested: str) -> dict[str, Any] | None:
+    """Refuse, before queueing, a job whose estimated cost passes a limit; else its estimate."""
+    if algorithm.estimate is None:
+        return None
+    backend = _estimate_backend(st, requested)
+    try:
+        estimate = algorithm.estimate(st.graphs.load(graph_id), params, backend)
+    except KernelError as exc:
+        raise ApiError(422, exc.code, exc.message,
+                       field=f"params.{exc.field}" if exc.field else "params") from None
+    record = {"backend": backend, **estimate.as_dict()}
+    limits = st.settings
+    if estimate.result_bytes is not None and estimate.result_bytes > limits.max_result_bytes:
+        raise ApiError(413, "result_too_large",
+                       f"the result would take about {estimate.result_bytes:,} bytes, over "
+                       f"GRAPHGPU_MAX_RESULT_BYTES={limits.max_result_bytes:,}"
+                       f"{'; ' + estimate.detail if estimate.detail else ''}",
+                       field="params", extra={"estimate": record})
+    if estimate.seconds is not None and estimate.seconds > limits.max_job_seconds:
+        raise ApiError(422, "job_too_long",
+                       f"the job would take about {estimate.seconds:,.0f} s on the {backend}, over "
+                       f"GRAPHGPU_MAX_JOB_SECONDS={limits.max_job_seconds}"
+                       f"{'; ' + estimate.detail if estimate.detail else ''}",
+                       field="params", extra={"estimate": record})
+    return record
+
+
 @router.post("", operation_id="jobs-submit", summary="Run an algorithm on a graph",
              status_code=202, response_model=JobOut, responses=_ERRORS)
 def submit_job(
@@ -94,10 +129,11 @@ def submit_job(
     st.graphs.meta(body.graph_id)
     _check_node_params(st, body.graph_id, algorithm.node_params, params)
     require_backend(st, body.backend)
+    estimate = _check_estimate(st, algorithm, body.graph_id, params, body.backend)
     record, created = st.jobs.submit(
         kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
         params=params.model_dump(mode="json"), backend=body.backend,
-        idempotency_key=idempotency_key,
+        idempotency_key=idempotency_key, extra={"estimate": estimate} if estimate else None,
     )
     response.status_code = 202 if created else 200
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
