@@ -153,6 +153,24 @@ def test_job_time_limit(make_stack) -> None:
     assert final["status"] == "failed" and final["error"]["code"] == "timeout"
 
 
+def test_estimates_refuse_before_queueing(stack: Stack) -> None:
+    graph = _graph(stack)
+    before = {j["id"] for j in stack.http.get("/v1/jobs").json()["jobs"]}
+    too_long = stack.submit(graph["id"], "test_sleep", {"claimed_seconds": 1e7})
+    assert too_long.status_code == 422
+    error = too_long.json()["error"]
+    assert error["code"] == "job_too_long" and error["field"] == "params"
+    assert error["estimate"]["seconds"] == 1e7 and "GRAPHGPU_MAX_JOB_SECONDS" in error["message"]
+    too_big = stack.submit(graph["id"], "test_sleep", {"claimed_result_bytes": 2**50})
+    assert too_big.status_code == 413
+    assert too_big.json()["error"]["code"] == "result_too_large"
+    assert too_big.json()["error"]["estimate"]["result_bytes"] == 2**50
+    assert {j["id"] for j in stack.http.get("/v1/jobs").json()["jobs"]} == before  # none queued
+    fits = stack.submit(graph["id"], "test_sleep", {"claimed_seconds": 2.5}).json()
+    assert fits["estimate"]["seconds"] == 2.5 and fits["estimate"]["backend"] == "cpu"
+    assert stack.wait_job(fits["id"])["status"] == "succeeded"
+
+
 def test_listing_and_registry(stack: Stack) -> None:
     algorithms = {a["name"]: a for a in stack.http.get("/v1/algorithms").json()["algorithms"]}
     assert {"bfs", "connected_components"} <= set(algorithms)

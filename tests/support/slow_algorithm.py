@@ -12,12 +12,22 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernels.graph import Graph
-from kernels.registry import Algorithm, AlgorithmResult, ProgressFn, register_algorithm
+from kernels.registry import (
+    Algorithm,
+    AlgorithmResult,
+    Backend,
+    Estimate,
+    ProgressFn,
+    register_algorithm,
+)
 
 
 class SleepParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     seconds: float = Field(0.0, ge=0, le=120)
+    # What the estimate claims, so tests can reach the API's refusals without a real long job.
+    claimed_seconds: float | None = None
+    claimed_result_bytes: int | None = None
 
 
 class SleepSummary(BaseModel):
@@ -37,8 +47,14 @@ def sleep_then_count(graph: Graph, params: SleepParams, progress: ProgressFn) ->
                            node_values={"degree": np.asarray(degrees, dtype=np.int64)})
 
 
+def claimed_cost(graph: Graph, params: SleepParams, backend: Backend) -> Estimate:
+    """The estimate the request claims (time limits themselves are tested with ``seconds``)."""
+    return Estimate(seconds=params.claimed_seconds, result_bytes=params.claimed_result_bytes,
+                    detail=f"claimed by the request, {graph.n} nodes")
+
+
 register_algorithm(Algorithm(
     name="test_sleep", summary="Test plugin: sleep, then report degrees.",
     params_model=SleepParams, result_model=SleepSummary,
-    cpu=sleep_then_count, gpu=sleep_then_count,
+    cpu=sleep_then_count, gpu=sleep_then_count, estimate=claimed_cost,
 ))
