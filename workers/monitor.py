@@ -1,9 +1,11 @@
 """A worker's companion process: heartbeat, lost-job reaper and result sweeper.
 
 It runs as its own process so that a kernel holding the GIL for a long time cannot silence the
-heartbeat. When its worker dies (even by SIGKILL) it fails the worker's running job at once;
-it also fails jobs of any other worker whose heartbeat has expired, so a job never stays
-``running`` for more than ``worker_dead_after_seconds`` after its worker is gone.
+heartbeat. When its worker dies (even by SIGKILL) it recovers the worker's running job at once:
+the first time a job loses its worker it is queued again, the second time it fails as
+``worker_lost``. It does the same for jobs of any other worker whose heartbeat has expired, so a
+job never stays ``running`` for more than ``worker_dead_after_seconds`` after its worker is
+gone.
 
 Run as ``python -m workers.monitor WORKER_PID WORKER_NAME`` with the worker's description as JSON
 on stdin.
@@ -32,15 +34,23 @@ def worker_key(settings: Settings, name: str) -> str:
     return settings.key("worker", name)
 
 
-def fail_lost_jobs(redis: Redis, settings: Settings, dead_worker: str | None = None) -> list[str]:
-    """Fail running jobs whose worker is gone; returns their ids.
+def recover_lost_jobs(redis: Redis, settings: Settings,
+                      dead_worker: str | None = None) -> dict[str, str]:
+    """Requeue or end the running jobs whose worker is gone (see :func:`records.recover_lost`).
 
     Parameters
     ----------
     dead_worker : str, optional
-        A worker known to be dead (its jobs fail even if its heartbeat has not expired yet).
+        A worker known to be dead (its jobs are recovered even if its heartbeat has not
+        expired yet).
+
+    Returns
+    -------
+    dict
+        What happened to each job this call dealt with: ``requeued``, ``failed`` or
+        ``canceled``. Jobs another monitor dealt with meanwhile are left out.
     """
-    failed = []
+    outcomes = {}
     for raw_id in redis.smembers(records.running_key(settings)):
         job_id = raw_id.decode()
         record = records.read(redis, settings, job_id)
@@ -49,13 +59,11 @@ def fail_lost_jobs(redis: Redis, settings: Settings, dead_worker: str | None = N
             continue
         if owner != dead_worker and redis.exists(worker_key(settings, owner)):
             continue
-        error = {"code": "worker_lost",
-                 "message": f"worker {owner} stopped while running the job (killed or crashed)"}
-        if records.finish(redis, settings, job_id, "failed", fields={"error": error},
-                          only_if_worker=owner):
-            failed.append(job_id)
-            log.warning("job %s failed: worker %s lost", job_id, owner)
-    return failed
+        outcome = records.recover_lost(redis, settings, job_id, owner)
+        if outcome:
+            outcomes[job_id] = outcome
+            log.warning("job %s %s: worker %s lost", job_id, outcome, owner)
+    return outcomes
 
 
 def run(worker_pid: int, name: str, description: dict) -> None:
@@ -69,7 +77,7 @@ def run(worker_pid: int, name: str, description: dict) -> None:
         try:
             redis.set(key, json.dumps(description), px=ttl_ms)
             redis.sadd(settings.key("workers"), name)
-            fail_lost_jobs(redis, settings)
+            recover_lost_jobs(redis, settings)
             if time.monotonic() >= next_sweep:
                 sweep_results(settings.results_dir, settings.result_ttl)
                 next_sweep = time.monotonic() + SWEEP_EVERY_SECONDS
@@ -82,7 +90,7 @@ def run(worker_pid: int, name: str, description: dict) -> None:
         try:
             redis.delete(key)
             redis.srem(settings.key("workers"), name)
-            fail_lost_jobs(redis, settings, dead_worker=name)
+            recover_lost_jobs(redis, settings, dead_worker=name)
             return
         except RedisError:
             time.sleep(0.2)

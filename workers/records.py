@@ -1,7 +1,8 @@
 """The worker's side of the job protocol: claiming a job, reporting progress, finishing it.
 
 Record layout and the ``queued``/``canceled`` transitions are the API's (``service/jobs.py``);
-here a job moves ``queued -> running -> succeeded | failed | canceled``.
+here a job moves ``queued -> running -> succeeded | failed | canceled``, and back from
+``running`` to ``queued`` once when its worker is lost (:func:`recover_lost`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,19 @@ from typing import Any
 
 from redis import Redis
 from redis.exceptions import WatchError
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from rq.registry import StartedJobRegistry
+from rq.serializers import JSONSerializer
 
 from kernels.errors import JobCanceled
 from kernels.settings import Settings
 
 #: Seconds between two progress writes; cancel requests are seen at the same pace.
 PROGRESS_INTERVAL = 0.2
+#: Runs a job gets in all: a job whose worker is lost is queued again until it has had these.
+MAX_ATTEMPTS = 2
 
 
 def job_key(settings: Settings, job_id: str) -> str:
@@ -51,6 +59,7 @@ def claim(redis: Redis, settings: Settings, job_id: str, worker: str) -> dict[st
                     "worker": json.dumps(worker),
                     "progress": json.dumps({"fraction": 0.0, "message": "started"}),
                 })
+                pipe.hincrby(key, "attempts", 1)  # a JSON integer, like every other value
                 pipe.sadd(running_key(settings), job_id)
                 pipe.execute()
                 return read(redis, settings, job_id)
@@ -101,6 +110,93 @@ def finish(
                 return True
             except WatchError:
                 continue
+
+
+def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str) -> str | None:
+    """Deal with a job whose worker ``worker`` is gone: queue it again, or end it.
+
+    A job gets :data:`MAX_ATTEMPTS` runs: before that it goes back to ``queued`` (the RQ job
+    re-enqueued with the same id on its original queue, the loss noted in ``lost`` and in the
+    progress message); after it, it fails as ``worker_lost`` with every lost attempt in the
+    reason. A job whose cancellation was requested ends ``canceled`` instead of running again.
+
+    Exactly once however many monitors notice the loss together: each change is a WATCH/MULTI
+    transaction that applies only while the job is still ``running`` on ``worker``.
+
+    Returns
+    -------
+    str or None
+        ``"requeued"``, ``"failed"`` or ``"canceled"``; None when the job was no longer running
+        on ``worker`` (it finished, or another monitor got there first).
+    """
+    key = job_key(settings, job_id)
+    with redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(key)
+                raw = pipe.hgetall(key)
+                record = {k.decode(): json.loads(v) for k, v in raw.items()}
+                if record.get("status") != "running":
+                    pipe.multi()
+                    pipe.srem(running_key(settings), job_id)  # a stale entry: forget it
+                    pipe.execute()
+                    return None
+                if record.get("worker") != worker:
+                    return None
+                attempt = record.get("attempts", 1)
+                lost = [*record.get("lost", []),
+                        {"worker": worker, "attempt": attempt, "at": time.time()}]
+                if record.get("cancel_requested"):
+                    return _end_lost(redis, settings, job_id, worker, "canceled", {
+                        "code": "canceled",
+                        "message": f"canceled by request; worker {worker} stopped (killed or "
+                                   "crashed) before it could stop the job",
+                    }, lost)
+                if attempt >= MAX_ATTEMPTS:
+                    return _end_lost(redis, settings, job_id, worker, "failed", {
+                        "code": "worker_lost",
+                        "message": "its worker stopped (killed or crashed) on every attempt: "
+                                   + "; ".join(f"attempt {e['attempt']} on worker {e['worker']}"
+                                               for e in lost),
+                    }, lost)
+                try:
+                    rq_job = Job.fetch(job_id, connection=redis, serializer=JSONSerializer)
+                except NoSuchJobError:
+                    return _end_lost(redis, settings, job_id, worker, "failed", {
+                        "code": "worker_lost",
+                        "message": f"worker {worker} stopped (killed or crashed) and the job's "
+                                   "queue entry is gone, so it cannot run again",
+                    }, lost)
+                queue = Queue(rq_job.origin, connection=redis, serializer=JSONSerializer)
+                # The dead worker's RQ execution: left there, RQ's own clean-up would later
+                # mark the job abandoned while its new attempt runs.
+                started = StartedJobRegistry(rq_job.origin, connection=redis,
+                                             serializer=JSONSerializer)
+                stale = list(redis.zscan_iter(started.key, match=f"{job_id}:*"))
+                pipe.multi()
+                pipe.hset(key, mapping={k: json.dumps(v) for k, v in {
+                    "status": "queued",
+                    "lost": lost,
+                    "progress": {"fraction": 0.0, "message": (
+                        f"worker {worker} stopped (killed or crashed) during attempt {attempt}; "
+                        f"queued again for attempt {attempt + 1} of {MAX_ATTEMPTS}")},
+                }.items()})
+                pipe.hdel(key, "worker", "started_at")
+                pipe.srem(running_key(settings), job_id)
+                if stale:
+                    pipe.zrem(started.key, *(member for member, _ in stale))
+                queue.enqueue_job(rq_job, pipeline=pipe)
+                pipe.execute()
+                return "requeued"
+            except WatchError:
+                continue
+
+
+def _end_lost(redis: Redis, settings: Settings, job_id: str, worker: str, status: str,
+              error: dict[str, str], lost: list[dict[str, Any]]) -> str | None:
+    done = finish(redis, settings, job_id, status, fields={"error": error, "lost": lost},
+                  only_if_worker=worker)
+    return status if done else None
 
 
 @dataclass

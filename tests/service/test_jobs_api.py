@@ -133,15 +133,16 @@ def test_progress_is_reported_while_running(stack: Stack) -> None:
     assert stack.wait_job(job["id"])["status"] == "succeeded"
 
 
-def test_killed_worker_fails_its_job(make_stack) -> None:
+def test_killed_worker_requeues_its_job(make_stack) -> None:
     private = make_stack(workers=1)
     job = private.submit(private.upload(PATH_WITH_TAIL)["id"], "test_sleep",
                          {"seconds": 60}).json()
     running = private.wait_job(job["id"], statuses=("running",))
     pid = next(w["pid"] for w in private.live_workers() if w["name"] == running["worker"])
     os.kill(pid, signal.SIGKILL)
-    final = private.wait_job(job["id"], timeout=30)
-    assert final["status"] == "failed" and final["error"]["code"] == "worker_lost"
+    # retried once (the second loss fails it: tests/reliability/test_chaos.py)
+    again = private.wait_job(job["id"], timeout=30, statuses=("queued",))
+    assert running["worker"] in again["progress"]["message"] and again["worker"] is None
     assert private.live_workers() == []
 
 

@@ -1,4 +1,4 @@
-"""The worker side of the job protocol against a real Redis: claim, finish, lost-worker reaping."""
+"""The worker side of the job protocol against a real Redis: claim, finish, lost-worker recovery."""
 
 from __future__ import annotations
 
@@ -6,15 +6,19 @@ import json
 import os
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from redis import Redis
+from rq import Queue
+from rq.registry import StartedJobRegistry
+from rq.serializers import JSONSerializer
 
 from kernels.errors import JobCanceled
 from kernels.settings import Settings
 from workers import records
-from workers.monitor import fail_lost_jobs, worker_key
+from workers.monitor import recover_lost_jobs, worker_key
 from workers.tasks import sweep_results
 
 
@@ -28,13 +32,30 @@ def env(redis_url: str, tmp_path: Path):
 
 
 def _queued(redis: Redis, settings: Settings, graph_id: str = "g1") -> str:
+    """A job as the API queues it: its record, and its RQ job on the ``cpu`` queue."""
     job_id = uuid.uuid4().hex
     record = {"id": job_id, "status": "queued", "graph_id": graph_id, "created_at": time.time(),
               "progress": {"fraction": 0.0, "message": "queued"}}
     redis.hset(records.job_key(settings, job_id),
                mapping={k: json.dumps(v) for k, v in record.items()})
     redis.sadd(settings.key("graph", graph_id, "jobs"), job_id)
+    _queue(redis, settings).enqueue("workers.tasks.execute", job_id, job_id=job_id)
     return job_id
+
+
+def _queue(redis: Redis, settings: Settings) -> Queue:
+    return Queue(settings.queue_name("cpu"), connection=redis, serializer=JSONSerializer)
+
+
+def _take(redis: Redis, settings: Settings, job_id: str, worker: str) -> None:
+    """What a worker does with the job: pop it from the queue (RQ), then claim it (ours)."""
+    queue = _queue(redis, settings)
+    assert queue.get_job_ids() == [job_id]
+    queue.remove(job_id)
+    # RQ's record of the execution, which the dead worker leaves behind
+    redis.zadd(StartedJobRegistry(queue.name, connection=redis).key,
+               {f"{job_id}:{uuid.uuid4().hex}": time.time() + 3600})
+    assert records.claim(redis, settings, job_id, worker) is not None
 
 
 def test_claim_then_finish(env) -> None:
@@ -72,18 +93,78 @@ def test_progress_reporter_raises_once_canceled(env) -> None:
         report(1.0, "done")
 
 
-def test_jobs_of_expired_workers_fail_and_live_ones_stay(env) -> None:
+def test_lost_job_is_requeued_once_then_fails(env) -> None:
     settings, redis = env
-    alive, dead = _queued(redis, settings), _queued(redis, settings)
-    records.claim(redis, settings, alive, "alive-worker")
-    records.claim(redis, settings, dead, "dead-worker")
+    job_id = _queued(redis, settings)
+    _take(redis, settings, job_id, "w1")
+    assert records.recover_lost(redis, settings, job_id, "w1") == "requeued"
+    again = records.read(redis, settings, job_id)
+    assert again["status"] == "queued" and again["attempts"] == 1 and "worker" not in again
+    assert "w1" in again["progress"]["message"] and "attempt 2" in again["progress"]["message"]
+    assert not redis.sismember(records.running_key(settings), job_id)
+    assert redis.sismember(settings.key("graph", "g1", "jobs"), job_id)  # still in use
+    started = StartedJobRegistry(_queue(redis, settings).name, connection=redis)
+    assert redis.zcard(started.key) == 0  # RQ's clean-up cannot fail the new attempt later
+    assert records.recover_lost(redis, settings, job_id, "w1") is None  # only once
+
+    _take(redis, settings, job_id, "w2")  # same RQ job id, same queue
+    assert records.read(redis, settings, job_id)["attempts"] == 2
+    assert records.recover_lost(redis, settings, job_id, "w2") == "failed"
+    final = records.read(redis, settings, job_id)
+    assert final["status"] == "failed" and final["error"]["code"] == "worker_lost"
+    assert "w1" in final["error"]["message"] and "w2" in final["error"]["message"]
+    assert [e["attempt"] for e in final["lost"]] == [1, 2]
+    assert _queue(redis, settings).get_job_ids() == []
+    assert not redis.scard(settings.key("graph", "g1", "jobs"))
+
+
+def test_lost_job_with_a_cancel_request_is_not_resurrected(env) -> None:
+    settings, redis = env
+    job_id = _queued(redis, settings)
+    _take(redis, settings, job_id, "w1")
+    redis.hset(records.job_key(settings, job_id), "cancel_requested", json.dumps(True))
+    assert records.recover_lost(redis, settings, job_id, "w1") == "canceled"
+    assert records.read(redis, settings, job_id)["status"] == "canceled"
+    assert _queue(redis, settings).get_job_ids() == []
+
+
+def test_requeued_job_canceled_meanwhile_is_not_claimed(env) -> None:
+    settings, redis = env
+    job_id = _queued(redis, settings)
+    _take(redis, settings, job_id, "w1")
+    assert records.recover_lost(redis, settings, job_id, "w1") == "requeued"
+    redis.hset(records.job_key(settings, job_id), "status", json.dumps("canceled"))  # the API
+    assert records.claim(redis, settings, job_id, "w2") is None
+
+
+def test_concurrent_monitors_requeue_exactly_once(env) -> None:
+    settings, redis = env
+    job_id = _queued(redis, settings)
+    _take(redis, settings, job_id, "w1")
+
+    def monitor(_: int) -> str | None:
+        with Redis.from_url(settings.redis_url) as own:  # one connection each, as in real life
+            return records.recover_lost(own, settings, job_id, "w1")
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(monitor, range(8)))
+    assert outcomes.count("requeued") == 1 and outcomes.count(None) == 7
+    assert _queue(redis, settings).get_job_ids() == [job_id]
+
+
+def test_jobs_of_expired_workers_are_recovered_and_live_ones_stay(env) -> None:
+    settings, redis = env
+    alive = _queued(redis, settings)
+    _take(redis, settings, alive, "alive-worker")
+    dead = _queued(redis, settings)
+    _take(redis, settings, dead, "dead-worker")
     redis.set(worker_key(settings, "alive-worker"), "{}", px=5000)
-    assert fail_lost_jobs(redis, settings) == [dead]
-    lost = records.read(redis, settings, dead)
-    assert lost["status"] == "failed" and lost["error"]["code"] == "worker_lost"
+    assert recover_lost_jobs(redis, settings) == {dead: "requeued"}
+    assert records.read(redis, settings, dead)["status"] == "queued"
     assert records.read(redis, settings, alive)["status"] == "running"
     # a worker known dead loses its job even while its heartbeat key lingers
-    assert fail_lost_jobs(redis, settings, dead_worker="alive-worker") == [alive]
+    assert recover_lost_jobs(redis, settings, dead_worker="alive-worker") == {alive: "requeued"}
+    assert sorted(_queue(redis, settings).get_job_ids()) == sorted([alive, dead])
 
 
 def test_sweep_removes_only_expired_results(tmp_path: Path) -> None:
