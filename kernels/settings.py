@@ -9,8 +9,15 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ApiKey(BaseModel):
+    """Who an API key belongs to."""
+
+    tenant: str = Field(min_length=1, description="Owner of the graphs and jobs made with the key.")
+    admin: bool = Field(False, description="Sees and manages every tenant's graphs and jobs.")
 
 
 class Settings(BaseSettings):
@@ -51,6 +58,28 @@ class Settings(BaseSettings):
         default_factory=list, description="More modules that register algorithms (plugins)."
     )
     redis_prefix: str = "graphgpu"
+    api_keys: dict[str, ApiKey] = Field(
+        default_factory=dict,
+        description='API keys, as JSON: {"<key>": {"tenant": "alice", "admin": false}} or '
+                    '{"<key>": "alice"}. No keys (here or in api_key_file) = open mode.')
+    api_key_file: Path | None = Field(
+        None, description="File of API keys, one `<key or sha256:hex> <tenant> [admin]` a line.")
+    rate_limit_per_second: float = Field(
+        50.0, ge=0, description="Requests per second per API key, on average (0 = no limit).")
+    rate_limit_burst: int = Field(
+        200, ge=1, description="Requests per API key allowed at once above the average rate.")
+    max_active_jobs_per_key: int = Field(
+        100, ge=0, description="Queued plus running jobs per API key (0 = no limit).")
+    log_format: str = Field("json", pattern="^(json|text)$",
+                            description="`json` (one object a line) or `text` logs.")
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _tenant_shorthand(cls, value: object) -> object:
+        """Accept ``{"<key>": "alice"}`` for ``{"<key>": {"tenant": "alice"}}``."""
+        if isinstance(value, dict):
+            return {k: {"tenant": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
 
     @property
     def graphs_dir(self) -> Path:

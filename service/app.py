@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, Request, Response
 from redis import Redis
+from starlette.middleware.base import RequestResponseEndpoint
 
+from kernels.observability import configure_logging
 from kernels.registry import algorithms
 from kernels.settings import Settings, get_settings
 from kernels.store import GraphStore
+from service import metrics
+from service.auth import KeyRing, authenticate
 from service.deps import State
 from service.errors import install_handlers
 from service.jobs import JobStore
+from service.ownership import Ownership
 from service.routes import graphs, jobs, meta
+
+log = logging.getLogger("graphgpu.api")
 
 DESCRIPTION = """Upload graphs, run GPU graph algorithms on them, poll for the results.
 
@@ -22,7 +31,29 @@ DESCRIPTION = """Upload graphs, run GPU graph algorithms on them, poll for the r
 2. `POST /v1/jobs` with `graph_id`, `algorithm`, `params` and `backend` (`auto`, `gpu`, `cpu`).
 3. Poll `GET /v1/jobs/{id}` until `status` is `succeeded`, then `GET /v1/jobs/{id}/result`.
 
-Every error is `{"error": {"code", "message", "line"?, "field"?}}`."""
+Every error is `{"error": {"code", "message", "line"?, "field"?}}`.
+
+When the service has API keys, every `/v1` route but `/v1/health` and `/v1/ready` needs
+`Authorization: Bearer <key>`; each key's graphs and jobs are its tenant's alone."""
+
+OPEN_MODE_WARNING = (
+    "NO API KEYS ARE CONFIGURED: the service is OPEN, anyone who can reach it can read and "
+    "delete every graph and job. Set GRAPHGPU_API_KEYS or GRAPHGPU_API_KEY_FILE unless this "
+    "is a single-user machine.")
+
+
+async def _access_log(request: Request, call_next: RequestResponseEndpoint) -> Response:
+    """One log line per request, with the caller's tenant and the job it concerns."""
+    start = time.perf_counter()
+    response = await call_next(request)
+    location = response.headers.get("location", "")
+    job_id = request.path_params.get("job_id") or (
+        location.rsplit("/", 1)[-1] if location.startswith("/v1/jobs/") else None)
+    caller = getattr(request.state, "caller", None)
+    log.info("%s %s %d", request.method, request.url.path, response.status_code, extra={
+        "status": response.status_code, "ms": round((time.perf_counter() - start) * 1e3, 2),
+        "tenant": caller.tenant if caller else None, "job_id": job_id})
+    return response
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -30,6 +61,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     if not settings.redis_url:
         raise RuntimeError("GRAPHGPU_REDIS_URL is not set (`graphgpu serve` starts a Redis)")
+    configure_logging("api", settings)
+    keys = KeyRing.from_settings(settings)  # a bad key file stops the start-up here
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -39,13 +72,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             redis=redis,
             graphs=GraphStore(settings.graphs_dir, settings.tmp_dir),
             jobs=JobStore(redis, settings),
+            owners=Ownership(redis, settings),
+            keys=keys,
         )
         algorithms()  # import every algorithm module now, not on the first request
+        if keys.open:
+            log.warning(OPEN_MODE_WARNING)
         yield
         redis.close()
 
     app = FastAPI(title="graphgpu", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     install_handlers(app)
+    app.middleware("http")(_access_log)
+    app.include_router(meta.probes)
+    app.include_router(metrics.router)
     for module in (graphs, jobs, meta):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[Depends(authenticate)])
     return app

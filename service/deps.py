@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 from redis import Redis
@@ -10,6 +11,10 @@ from redis import Redis
 from kernels.settings import Settings
 from kernels.store import GraphStore
 from service.jobs import JobStore
+from service.ownership import Ownership
+
+if TYPE_CHECKING:  # service.auth reads the state through this module
+    from service.auth import KeyRing
 
 
 @dataclass(frozen=True)
@@ -18,6 +23,8 @@ class State:
     redis: Redis
     graphs: GraphStore
     jobs: JobStore
+    owners: Ownership
+    keys: KeyRing
 
 
 def state(request: Request) -> State:

@@ -23,7 +23,8 @@ from rq.job import cancel_job
 from rq.serializers import JSONSerializer
 
 from kernels.settings import Settings
-from service.errors import Conflict, NotFound, Unprocessable
+from service.errors import ApiError, Conflict, NotFound, Unprocessable
+from service.limits import reserve_job_slot
 from service.schemas import FINISHED
 
 TASK = "workers.tasks.execute"
@@ -56,8 +57,21 @@ class JobStore:
             raise NotFound(f"job {job_id!r} does not exist or has expired", field="job_id")
         return decode_record(raw)
 
-    def list(self, limit: int, status: str | None) -> list[dict[str, Any]]:
-        index = self.settings.key("jobs")
+    def owner(self, job_id: str) -> str | None:
+        """The tenant that owns a job (``""`` for a record without one); None if it is gone."""
+        exists, owner = self.redis.hmget(self._key(job_id), "id", "owner")
+        if exists is None:
+            return None
+        return json.loads(owner) if owner else ""
+
+    def _index(self, tenant: str | None) -> str:
+        return self.settings.key("jobs") if tenant is None else self.settings.key(
+            "tenant", tenant, "jobs")
+
+    def list(self, limit: int, status: str | None, tenant: str | None = None
+             ) -> list[dict[str, Any]]:
+        """Recent jobs, newest first: every tenant's, or only ``tenant``'s."""
+        index = self._index(tenant)
         ids = [i.decode() for i in self.redis.zrevrange(index, 0, -1)]
         records = []
         pipe = self.redis.pipeline(transaction=False)
@@ -83,21 +97,30 @@ class JobStore:
         params: dict[str, Any],
         backend: str,
         idempotency_key: str | None,
+        owner: str,
+        key_id: str,
         extra: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], bool]:
-        """Record and queue a job.
+        """Record and queue a job owned by tenant ``owner``, counted against API key ``key_id``.
 
         Returns
         -------
         record : dict
         created : bool
             False when ``idempotency_key`` matched an earlier identical request.
+
+        Raises
+        ------
+        ApiError
+            429 when the key has too many jobs queued or running (nothing is queued then).
         """
         body = json.dumps([kind, name, graph_id, params, backend], sort_keys=True)
         body_hash = hashlib.sha256(body.encode()).hexdigest()
         job_id = uuid.uuid4().hex
-        if idempotency_key:
-            idem_key = self.settings.key("idempotency", idempotency_key)
+        # Per tenant: another tenant's key must neither clash with nor reveal this one.
+        idem_key = (self.settings.key("idempotency", owner, idempotency_key)
+                    if idempotency_key else None)
+        if idem_key:
             claim = json.dumps({"job_id": job_id, "hash": body_hash})
             if not self.redis.set(idem_key, claim, nx=True, ex=self.settings.result_ttl):
                 earlier = json.loads(self.redis.get(idem_key) or "{}")
@@ -113,14 +136,21 @@ class JobStore:
             "id": job_id, "kind": kind, "algorithm": name, "graph_id": graph_id,
             "params": params, "backend_requested": backend, "status": "queued",
             "progress": {"fraction": 0.0, "message": "queued"}, "created_at": now,
-            "timings": {}, **(extra or {}),
+            "timings": {}, "owner": owner, **(extra or {}),
         }
         pipe = self.redis.pipeline()
         pipe.hset(self._key(job_id), mapping={k: json.dumps(v) for k, v in record.items()})
         pipe.zadd(self.settings.key("jobs"), {job_id: now})
+        pipe.zadd(self._index(owner), {job_id: now})
         if graph_id:
             pipe.sadd(self.settings.key("graph", graph_id, "jobs"), job_id)
         pipe.execute()
+        try:
+            # Only once the record exists: the count forgets ids without a record as finished.
+            reserve_job_slot(self.redis, self.settings, key_id, job_id)
+        except ApiError:
+            self._forget(record, idem_key)
+            raise
         Queue(self.settings.queue_name(backend), connection=self.redis,
               serializer=JSONSerializer).enqueue(
             TASK, job_id,
@@ -130,6 +160,18 @@ class JobStore:
             failure_ttl=self.settings.result_ttl,
         )
         return record, True
+
+    def _forget(self, record: dict[str, Any], idem_key: str | None) -> None:
+        """Undo the writes of a submit that was refused before queueing."""
+        pipe = self.redis.pipeline()
+        pipe.delete(self._key(record["id"]))
+        pipe.zrem(self.settings.key("jobs"), record["id"])
+        pipe.zrem(self._index(record["owner"]), record["id"])
+        if record["graph_id"]:
+            pipe.srem(self.settings.key("graph", record["graph_id"], "jobs"), record["id"])
+        if idem_key:
+            pipe.delete(idem_key)
+        pipe.execute()
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """Cancel a job: a queued one never runs; a running one is asked to stop.
@@ -180,6 +222,11 @@ class JobStore:
         pipe.expire(key, self.settings.result_ttl)
         if record.get("graph_id"):
             pipe.srem(self.settings.key("graph", record["graph_id"], "jobs"), record["id"])
+
+    def graph_jobs(self, graph_id: str) -> list[str]:
+        """Ids of the queued or running jobs that use the graph."""
+        return [j.decode() for j in self.redis.smembers(self.settings.key("graph", graph_id,
+                                                                          "jobs"))]
 
     def graph_in_use(self, graph_id: str) -> bool:
         """Whether a queued or running job uses the graph."""

@@ -155,6 +155,8 @@ class WorkerOut(BaseModel):
     pid: int
     started_at: float
     current_job: str | None = None
+    gpu_free_bytes: int | None = Field(None, description="GPU memory free (GPU workers).")
+    gpu_total_bytes: int | None = Field(None, description="GPU memory in all (GPU workers).")
 
 
 class WorkerList(BaseModel):
@@ -163,6 +165,12 @@ class WorkerList(BaseModel):
 
 class Health(BaseModel):
     status: Literal["ok"]
+    redis: bool
+    workers: int
+
+
+class Ready(BaseModel):
+    status: Literal["ready"]
     redis: bool
     workers: int
 

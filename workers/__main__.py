@@ -21,14 +21,16 @@ import numpy as np
 from pydantic import ValidationError
 from redis import Redis
 from rq import Queue, SimpleWorker
+from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from kernels import device
 from kernels.graph import build_graph
+from kernels.observability import configure_logging, job_context
 from kernels.registry import Backend, algorithms, no_progress
 from kernels.settings import get_settings
 from kernels.store import GraphStore
-from workers import tasks
+from workers import tasks, telemetry
 
 log = logging.getLogger("graphgpu.worker")
 
@@ -50,14 +52,41 @@ def warm_up(backend: Backend) -> None:
         algorithm.function(backend)(graph, params, no_progress)
 
 
+class GraphWorker(SimpleWorker):
+    """RQ's in-process worker, plus the job id on every log line of a job and, after each job,
+    its duration in the metrics and (GPU workers) the GPU memory left."""
+
+    def __init__(self, *args: object, context: tasks.WorkerContext, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.context = context
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        with job_context(job.id):
+            try:
+                super().execute_job(job, queue)
+            finally:
+                self.report(job.id)
+
+    def report(self, job_id: str | None = None) -> None:
+        """Publish what changed with a job (the GPU memory even if the job was not ours)."""
+        ctx = self.context
+        try:
+            if job_id is not None:
+                telemetry.record_duration(ctx.redis, ctx.settings, job_id)
+            if ctx.backend == "gpu":
+                telemetry.publish_gpu_memory(ctx.redis, ctx.settings, ctx.name)
+        except Exception:  # metrics must never stop a worker from serving
+            log.exception("could not publish worker metrics")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
     parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
     parser.add_argument("--name", default=None)
     parser.add_argument("--burst", action="store_true", help="exit when the queues are empty")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
     settings = get_settings()
+    configure_logging("worker", settings)
     if not settings.redis_url:
         parser.error("GRAPHGPU_REDIS_URL is not set")
 
@@ -84,12 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     monitor.stdin.close()
 
     queues = ["gpu", "auto", "cpu"] if backend == "gpu" else ["auto", "cpu"]
-    worker = SimpleWorker(
+    worker = GraphWorker(
         [Queue(settings.queue_name(q), connection=redis, serializer=JSONSerializer)
          for q in queues],
-        connection=redis, name=name, serializer=JSONSerializer,
+        connection=redis, name=name, serializer=JSONSerializer, context=context,
     )
-    log.info("worker %s: backend=%s device=%s queues=%s", name, backend, context.device, queues)
+    worker.report()  # the GPU memory after warm-up, before the first job
+    log.info("worker %s: backend=%s device=%s queues=%s", name, backend, context.device, queues,
+             extra={"worker": name})
     # The monitor notices this process's exit by itself and releases what it held.
     worker.work(burst=args.burst, logging_level="WARNING")
     return 0

@@ -22,9 +22,11 @@ import time
 from redis import Redis
 from redis.exceptions import RedisError
 
+from kernels.observability import configure_logging, gpu_memory_key
 from kernels.settings import Settings, get_settings
 from workers import records
 from workers.tasks import sweep_results
+from workers.telemetry import read_gpu_memory
 
 log = logging.getLogger("graphgpu.monitor")
 SWEEP_EVERY_SECONDS = 60.0
@@ -75,7 +77,9 @@ def run(worker_pid: int, name: str, description: dict) -> None:
     next_sweep = 0.0
     while os.getppid() == worker_pid:
         try:
-            redis.set(key, json.dumps(description), px=ttl_ms)
+            # The worker's own report (GPU memory) rides along with the heartbeat.
+            record = {**description, **read_gpu_memory(redis, settings, name)}
+            redis.set(key, json.dumps(record), px=ttl_ms)
             redis.sadd(settings.key("workers"), name)
             recover_lost_jobs(redis, settings)
             if time.monotonic() >= next_sweep:
@@ -88,7 +92,7 @@ def run(worker_pid: int, name: str, description: dict) -> None:
     # stopping), give up soon: the heartbeat key expires and other monitors reap the rest.
     for _ in range(5):
         try:
-            redis.delete(key)
+            redis.delete(key, gpu_memory_key(settings, name))
             redis.srem(settings.key("workers"), name)
             recover_lost_jobs(redis, settings, dead_worker=name)
             return
@@ -97,5 +101,5 @@ def run(worker_pid: int, name: str, description: dict) -> None:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s monitor %(message)s")
+    configure_logging("monitor", get_settings())
     run(int(sys.argv[1]), sys.argv[2], json.load(sys.stdin))

@@ -13,6 +13,7 @@ from kernels.formats import FORMATS, parse_graph
 from kernels.generators import validate_params
 from kernels.graph import build_graph
 from kernels.registry import get_generator
+from service.auth import Caller, caller
 from service.deps import State, state
 from service.errors import ApiError, Conflict, from_kernel_error
 from service.routes.jobs import job_out, require_backend, validation_error
@@ -29,7 +30,9 @@ Formats: `edgelist` (SNAP style: whitespace/comma/tab separated `u v [w]`, `#`/`
 
 The graph is normalised to an undirected simple graph (symmetrised, self-loops dropped, duplicate
 edges merged; the response counts each) and stored content-addressed: uploading the same graph
-again returns the existing id with status 200 instead of 201."""
+again returns the existing id with status 200 instead of 201. Graphs belong to the API key's
+tenant: another tenant uploading the same content gets the same id but its own copy of the
+metadata (name, time), and neither sees the other's."""
 
 _UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
     "application/octet-stream": {
@@ -74,33 +77,58 @@ async def upload_graph(
     fmt = upload.fields.get("format", format)
     name = upload.fields.get("name", name) or upload.filename
     try:
-        meta, created = await run_in_threadpool(_parse_and_store, upload.data, fmt, name, st)
+        meta, _ = await run_in_threadpool(_parse_and_store, upload.data, fmt, name, st)
     except KernelError as exc:
         raise from_kernel_error(exc) from None
+    tenant = caller(request).tenant
+    # New for this tenant, whoever stored the content first (that is not the caller's business).
+    created = st.owners.grant(meta["id"], tenant, name)
     response.status_code = 201 if created else 200
     response.headers["Location"] = f"/v1/graphs/{meta['id']}"
-    return meta
+    return st.owners.view(meta, tenant)
 
 
 @router.get("", operation_id="graphs-list", summary="List stored graphs", response_model=GraphList)
 def list_graphs(request: Request) -> dict[str, Any]:
-    return {"graphs": state(request).graphs.list()}
+    """The caller's graphs (every graph for an admin)."""
+    st, who = state(request), caller(request)
+    if who.admin:
+        metas = st.graphs.list()
+    else:
+        metas = []
+        for graph_id in st.owners.graphs_of(who.tenant):
+            try:
+                metas.append(st.graphs.meta(graph_id))
+            except KernelError:
+                continue  # deleted by an admin meanwhile
+    views = [st.owners.view(meta, who.tenant) for meta in metas]
+    return {"graphs": sorted(views, key=lambda meta: meta["created_at"])}
 
 
 @router.get("/{graph_id}", operation_id="graphs-get", summary="A graph's metadata",
             response_model=GraphOut, responses=_ERRORS)
 def get_graph(graph_id: str, request: Request) -> dict[str, Any]:
-    return state(request).graphs.meta(graph_id)
+    st = state(request)
+    return st.owners.view(st.graphs.meta(graph_id), caller(request).tenant)
+
+
+def _jobs_using(st: State, graph_id: str, who: Caller) -> bool:
+    """Whether a queued or running job that the caller can see uses the graph."""
+    return any(who.sees(st.jobs.owner(job_id)) for job_id in st.jobs.graph_jobs(graph_id))
 
 
 @router.delete("/{graph_id}", operation_id="graphs-delete", summary="Delete a graph",
                status_code=204, responses=_ERRORS)
 def delete_graph(graph_id: str, request: Request) -> Response:
-    st = state(request)
+    """Drop the caller's claim on the graph (an admin's delete drops every claim); the files go
+    when no claim is left. 409 while one of the caller's jobs uses it."""
+    st, who = state(request), caller(request)
     st.graphs.meta(graph_id)  # 404 first
-    if st.jobs.graph_in_use(graph_id):
+    if _jobs_using(st, graph_id, who):
         raise Conflict("graph_in_use", f"graph {graph_id} is used by a queued or running job")
-    st.graphs.delete(graph_id)
+    owners = st.owners.owners(graph_id) if who.admin else [who.tenant]
+    if st.owners.release(graph_id, owners) == 0 and not st.jobs.graph_in_use(graph_id):
+        st.graphs.delete(graph_id)
     return Response(status_code=204)
 
 
@@ -121,8 +149,10 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
     except KernelError as exc:
         raise from_kernel_error(exc, field_prefix="params.") from None
     require_backend(st, body.backend)
+    who = caller(request)
     record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
                                params=params.model_dump(mode="json"), backend=body.backend,
-                               idempotency_key=None, extra={"graph_name": body.name})
+                               idempotency_key=None, owner=who.tenant, key_id=who.key_id,
+                               extra={"graph_name": body.name})
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)

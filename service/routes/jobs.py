@@ -14,9 +14,11 @@ from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import ValidationError
 
 from kernels.errors import KernelError
-from kernels.registry import Algorithm, Backend, get_algorithm
+from kernels.registry import Algorithm, Backend, Estimate, get_algorithm
+from service.auth import caller
 from service.deps import State, state
 from service.errors import ApiError, Conflict, NotFound
+from service.limits import check_device_memory, default_device_bytes
 from service.schemas import FINISHED, ErrorBody, JobList, JobOut, JobRequest, JobStatus, ResultOut
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -80,16 +82,24 @@ def _estimate_backend(st: State, requested: str) -> Backend:
 
 def _check_estimate(st: State, algorithm: Algorithm, graph_id: str, params: Any,
                     requested: str) -> dict[str, Any] | None:
-    """Refuse, before queueing, a job whose estimated cost passes a limit; else its estimate."""
-    if algorithm.estimate is None:
-        return None
+    """Refuse, before queueing, a job whose estimated cost passes a limit; else its estimate.
+
+    A job that may run on a GPU is also compared with the largest free GPU memory of the live
+    GPU workers (with a default device estimate for algorithms that make none).
+    """
     backend = _estimate_backend(st, requested)
-    try:
-        estimate = algorithm.estimate(st.graphs.load(graph_id), params, backend)
-    except KernelError as exc:
-        raise ApiError(422, exc.code, exc.message,
-                       field=f"params.{exc.field}" if exc.field else "params") from None
+    if algorithm.estimate is None and backend == "cpu":
+        return None
+    estimate = Estimate()
+    if algorithm.estimate is not None:
+        try:
+            estimate = algorithm.estimate(st.graphs.load(graph_id), params, backend)
+        except KernelError as exc:
+            raise ApiError(422, exc.code, exc.message,
+                           field=f"params.{exc.field}" if exc.field else "params") from None
     record = {"backend": backend, **estimate.as_dict()}
+    if backend == "gpu" and estimate.device_bytes is None:
+        record["device_bytes"] = default_device_bytes(st.graphs.meta(graph_id))
     limits = st.settings
     if estimate.result_bytes is not None and estimate.result_bytes > limits.max_result_bytes:
         raise ApiError(413, "result_too_large",
@@ -103,6 +113,8 @@ def _check_estimate(st: State, algorithm: Algorithm, graph_id: str, params: Any,
                        f"GRAPHGPU_MAX_JOB_SECONDS={limits.max_job_seconds}"
                        f"{'; ' + estimate.detail if estimate.detail else ''}",
                        field="params", extra={"estimate": record})
+    if backend == "gpu":
+        check_device_memory(st.jobs.live_workers(), record)
     return record
 
 
@@ -126,6 +138,9 @@ def submit_job(
         raise ApiError(422, exc.code, exc.message, field="algorithm") from None
     except ValidationError as exc:
         raise validation_error(exc) from None
+    who = caller(request)
+    if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
+        raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
     st.graphs.meta(body.graph_id)
     _check_node_params(st, body.graph_id, algorithm.node_params, params)
     require_backend(st, body.backend)
@@ -133,7 +148,8 @@ def submit_job(
     record, created = st.jobs.submit(
         kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
         params=params.model_dump(mode="json"), backend=body.backend,
-        idempotency_key=idempotency_key, extra={"estimate": estimate} if estimate else None,
+        idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
+        extra={"estimate": estimate} if estimate else None,
     )
     response.status_code = 202 if created else 200
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
@@ -146,7 +162,10 @@ def list_jobs(
     status: JobStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
-    return {"jobs": [job_out(r) for r in state(request).jobs.list(limit, status)]}
+    """The caller's jobs, newest first (every tenant's for an admin)."""
+    who = caller(request)
+    return {"jobs": [job_out(r) for r in state(request).jobs.list(
+        limit, status, tenant=None if who.admin else who.tenant)]}
 
 
 @router.get("/{job_id}", operation_id="jobs-get", summary="Poll a job", response_model=JobOut,
@@ -172,9 +191,15 @@ def _manifest(st: State, record: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
         raise Conflict("job_not_succeeded", f"job {record['id']} is {record['status']}{detail}")
     folder = st.settings.results_dir / record["id"]
     try:
-        return folder, json.loads((folder / RESULT_MANIFEST).read_text())
+        manifest = json.loads((folder / RESULT_MANIFEST).read_text())
     except FileNotFoundError:
         raise NotFound(f"the result of job {record['id']} has expired") from None
+    if record["kind"] == "generate" and record.get("owner") is not None:
+        # The result is where the new graph's id is learnt: the job's tenant owns it from now.
+        # Named as the worker names it, not by whoever stored the same graph first.
+        name = record.get("graph_name") or f"{record['algorithm']}-{record['params']['seed']}"
+        st.owners.grant(manifest["summary"]["graph_id"], record["owner"], name)
+    return folder, manifest
 
 
 def _csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:

@@ -1,4 +1,4 @@
-"""What the service offers: algorithms, generators, workers, health."""
+"""What the service offers: algorithms, generators, workers; and the probes (health, ready)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from redis.exceptions import RedisError
 
 from kernels.registry import BACKENDS, algorithms, generators
 from service.deps import state
-from service.schemas import AlgorithmList, GeneratorList, Health, WorkerList
+from service.errors import ApiError
+from service.schemas import AlgorithmList, ErrorBody, GeneratorList, Health, Ready, WorkerList
 
 router = APIRouter(prefix="/v1", tags=["service"])
+#: Routes that answer without an API key (load balancers and orchestrators call them).
+probes = APIRouter(prefix="/v1", tags=["service"])
 
 
 @router.get("/algorithms", operation_id="algorithms-list", summary="Registered algorithms",
@@ -50,7 +53,7 @@ def list_workers(request: Request) -> dict[str, Any]:
     return {"workers": state(request).jobs.live_workers()}
 
 
-@router.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)
+@probes.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)
 def health(request: Request) -> dict[str, Any]:
     st = state(request)
     try:
@@ -60,3 +63,20 @@ def health(request: Request) -> dict[str, Any]:
     except RedisError:
         redis_ok, workers = False, 0
     return {"status": "ok", "redis": redis_ok, "workers": workers}
+
+
+@probes.get("/ready", operation_id="service-ready", summary="Readiness", response_model=Ready,
+            responses={503: {"model": ErrorBody}})
+def ready(request: Request) -> dict[str, Any]:
+    """200 when Redis answers and at least one worker is live, else 503 with the reason."""
+    st = state(request)
+    try:
+        st.redis.ping()
+        workers = len(st.jobs.live_workers())
+    except RedisError as exc:
+        raise ApiError(503, "not_ready", f"Redis does not answer: {exc}",
+                       headers={"Retry-After": "1"}) from None
+    if not workers:
+        raise ApiError(503, "not_ready", "no worker is live: jobs would wait in the queue",
+                       headers={"Retry-After": "1"})
+    return {"status": "ready", "redis": True, "workers": workers}

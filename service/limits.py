@@ -1,0 +1,127 @@
+"""Per-key limits (request rate, active jobs) and the device-memory check before queueing.
+
+Both counters live in Redis and are updated by Lua scripts, so they hold across API processes and
+concurrent requests without a lock: a script runs atomically.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from redis import Redis
+
+from kernels.settings import Settings
+from service.errors import ApiError
+
+#: Token bucket: refill at ``rate`` tokens a second up to ``burst``; a request takes one token.
+#: Returns {1, 0} when allowed, else {0, seconds until a token is back} (as a string: Lua
+#: numbers become integers in Redis replies).
+_TOKEN_BUCKET = """
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1e6
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = (1 - tokens) / rate end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 1)
+if wait > 0 then return {0, tostring(wait)} end
+return {1, '0'}
+"""
+
+#: Count the key's jobs still queued or running (forgetting finished or expired ones) and add
+#: ARGV[3] when fewer than ARGV[1]. Job records are read by name (ARGV[2] .. id), which a
+#: single Redis allows.
+_ACTIVE_JOBS = """
+local active = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local status = redis.call('HGET', ARGV[2] .. id, 'status')
+  if status == '"queued"' or status == '"running"' then
+    if id ~= ARGV[3] then active = active + 1 end
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+if active >= tonumber(ARGV[1]) then return 0 end
+redis.call('SADD', KEYS[1], ARGV[3])
+return 1
+"""
+
+#: Device bytes per node assumed for algorithms without an estimate of their own: a handful of
+#: per-node int32/int64/float64 work arrays (levels, labels, frontiers, distances), which is what
+#: the built-in kernels allocate on top of the CSR arrays.
+DEFAULT_DEVICE_BYTES_PER_NODE = 48
+
+
+def check_rate(redis: Redis, settings: Settings, key_id: str) -> None:
+    """Take one request from the key's token bucket; 429 with ``Retry-After`` when empty."""
+    if settings.rate_limit_per_second <= 0:
+        return
+    allowed, wait = redis.eval(_TOKEN_BUCKET, 1, settings.key("rate", key_id),
+                               settings.rate_limit_per_second, settings.rate_limit_burst)
+    if not int(allowed):
+        seconds = max(1, math.ceil(float(wait)))
+        raise ApiError(429, "rate_limited",
+                       f"too many requests for this API key (GRAPHGPU_RATE_LIMIT_PER_SECOND="
+                       f"{settings.rate_limit_per_second:g}, burst "
+                       f"{settings.rate_limit_burst}); retry in {seconds} s",
+                       headers={"Retry-After": str(seconds)})
+
+
+def reserve_job_slot(redis: Redis, settings: Settings, key_id: str, job_id: str) -> None:
+    """Count ``job_id`` (whose record must already exist) among the key's active jobs.
+
+    Raises
+    ------
+    ApiError
+        429 with ``Retry-After`` when the key already has ``max_active_jobs_per_key`` jobs
+        queued or running.
+    """
+    limit = settings.max_active_jobs_per_key
+    if limit <= 0:
+        return
+    if not redis.eval(_ACTIVE_JOBS, 1, settings.key("active", key_id), limit,
+                      settings.key("job", ""), job_id):
+        raise ApiError(429, "too_many_jobs",
+                       f"this API key already has {limit} jobs queued or running "
+                       "(GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY); wait for one to finish",
+                       headers={"Retry-After": "5"})
+
+
+def default_device_bytes(meta: dict[str, Any]) -> int:
+    """Device memory of a GPU run for an algorithm without an estimate of its own.
+
+    The stored CSR arrays (``meta["bytes"]``) plus :data:`DEFAULT_DEVICE_BYTES_PER_NODE` per node.
+    """
+    return int(meta["bytes"]) + DEFAULT_DEVICE_BYTES_PER_NODE * int(meta["n"])
+
+
+def check_device_memory(workers: list[dict[str, Any]], estimate: dict[str, Any]) -> None:
+    """Refuse a GPU job that needs more device memory than any live GPU worker has free.
+
+    Parameters
+    ----------
+    workers : list of dict
+        Live worker records; GPU workers carry ``gpu_free_bytes`` (workers that have not
+        reported it yet are not compared).
+    estimate : dict
+        The job's estimate record (``device_bytes``, ``backend``, ...), returned in the error.
+
+    Raises
+    ------
+    ApiError
+        413 ``insufficient_device_memory``.
+    """
+    needed = estimate.get("device_bytes")
+    free = [w["gpu_free_bytes"] for w in workers
+            if w.get("backend") == "gpu" and w.get("gpu_free_bytes") is not None]
+    if needed is None or not free or needed <= max(free):
+        return
+    raise ApiError(413, "insufficient_device_memory",
+                   f"the job needs about {needed:,} bytes of GPU memory but the largest free "
+                   f"on a live GPU worker is {max(free):,}; use backend=cpu or a smaller graph",
+                   field="backend", extra={"estimate": estimate})

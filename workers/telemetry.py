@@ -1,0 +1,53 @@
+"""What a worker reports about itself besides its heartbeat: GPU memory and job durations.
+
+The layout of both is in :mod:`kernels.observability`; the monitor merges the GPU memory into
+the worker's heartbeat record (what ``/v1/workers`` shows) and ``/metrics`` reads both.
+"""
+
+from __future__ import annotations
+
+import json
+
+from redis import Redis
+
+from kernels import device
+from kernels.observability import bucket_label, durations_key, gpu_memory_key
+from kernels.settings import Settings
+from workers import records
+
+
+def gpu_memory() -> dict[str, int]:
+    """Free and total memory of this process's GPU.
+
+    Free counts the blocks CuPy's pool holds but no array uses: a new job gets them first.
+    """
+    cp = device.cupy()
+    free, total = cp.cuda.runtime.memGetInfo()
+    pooled = cp.get_default_memory_pool().free_bytes()
+    return {"gpu_free_bytes": int(free + pooled), "gpu_total_bytes": int(total)}
+
+
+def publish_gpu_memory(redis: Redis, settings: Settings, worker: str) -> None:
+    """Store this GPU worker's memory for its monitor to publish with the next heartbeat."""
+    redis.set(gpu_memory_key(settings, worker), json.dumps(gpu_memory()))
+
+
+def read_gpu_memory(redis: Redis, settings: Settings, worker: str) -> dict[str, int]:
+    """What :func:`publish_gpu_memory` stored last (empty for a CPU worker)."""
+    raw = redis.get(gpu_memory_key(settings, worker))
+    return json.loads(raw) if raw else {}
+
+
+def record_duration(redis: Redis, settings: Settings, job_id: str) -> None:
+    """Count a finished job's run time (start to finish) in the duration histogram."""
+    record = records.read(redis, settings, job_id)
+    if not record or record.get("started_at") is None or record.get("finished_at") is None:
+        return  # skipped (canceled before it ran) or expired
+    seconds = max(0.0, record["finished_at"] - record["started_at"])
+    series = "|".join((record["algorithm"], record.get("backend") or "none", record["status"]))
+    pipe = redis.pipeline()
+    key = durations_key(settings)
+    pipe.hincrby(key, f"{series}|{bucket_label(seconds)}", 1)
+    pipe.hincrbyfloat(key, f"{series}|sum", seconds)
+    pipe.hincrby(key, f"{series}|count", 1)
+    pipe.execute()
