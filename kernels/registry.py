@@ -24,7 +24,7 @@ BACKENDS: tuple[Backend, ...] = ("cpu", "gpu")
 
 #: Modules that declare the built-in algorithms and generators.
 BUILTIN_MODULES = ("kernels.traversal", "kernels.generators", "kernels.sssp", "kernels.mis",
-                   "kernels.centrality", "kernels.apsp", "kernels.cnd")
+                   "kernels.centrality", "kernels.apsp", "kernels.counting", "kernels.cnd")
 
 
 class ProgressFn(Protocol):
