@@ -64,8 +64,12 @@ TILE = 64
 #: n**3 min-plus steps then cost less than ~20 Bellman-Ford sweeps of n * 2m relaxations each
 #: (an H100 does both at roughly 1e13 and 5e11 per second).
 FW_DEGREE_RATIO = 400
-#: ``auto`` prunes when at least this share of the nodes has degree 1: a pruned vertex costs
-#: two vector copies of length n in Phase III, far less than its own search in Phase II.
+#: ``auto`` prunes weighted runs when at least this share of the nodes has degree 1: a pruned
+#: vertex costs two gathers of length n in Phase III, far less than its share of an n**3
+#: Floyd-Warshall or its own Bellman-Ford search. Hop counts prune only at the traversal
+#: family's share (:data:`kernels.pruning.AUTO_MIN_PENDANT_SHARE`): the all-pairs BFS is so
+#: cheap that Phase III's gathers cost more (H100, ca-CondMat, 10% degree-1: the BFS takes
+#: 26 ms, the whole job 0.80 s unpruned and 0.94 s pruned; bench/results/traversal.md).
 AUTO_MIN_PENDANT_SHARE = 0.05
 #: Memory bound of the GPU's working sets (bit sets of a BFS batch, Bellman-Ford batch).
 BATCH_BYTES = 1 << 30
@@ -95,7 +99,8 @@ class ApspParams(BaseModel):
     prune: pruning.PruneMode = Field(
         "auto", description="Remove pendant vertices round by round, solve the rest and fill "
         "their rows and columns from their neighbours' (same distances). 'auto' prunes when at "
-        f"least {AUTO_MIN_PENDANT_SHARE:.0%} of the nodes have degree 1.")
+        f"least {AUTO_MIN_PENDANT_SHARE:.0%} (weighted) or {pruning.AUTO_MIN_PENDANT_SHARE:.0%} "
+        "(hop counts) of the nodes have degree 1.")
 
 
 class ApspSummary(BaseModel):
@@ -138,10 +143,11 @@ def plan(graph: Graph, params: ApspParams) -> Plan:
     return Plan(method, np.dtype(params.dtype))
 
 
-def should_prune(graph: Graph, mode: pruning.PruneMode) -> bool:
-    """``on``/``off`` as given; ``auto`` from the share of degree-1 nodes."""
+def should_prune(graph: Graph, mode: pruning.PruneMode, p: Plan) -> bool:
+    """``on``/``off`` as given; ``auto`` from the share of degree-1 nodes and the method."""
     if mode == "auto":
-        return pruning.pendant_share(graph) >= AUTO_MIN_PENDANT_SHARE
+        share = AUTO_MIN_PENDANT_SHARE if p.weighted else pruning.AUTO_MIN_PENDANT_SHARE
+        return pruning.pendant_share(graph) >= share
     return mode == "on"
 
 
@@ -227,16 +233,17 @@ def _fw_round(d: np.ndarray, kb: int, tile: int) -> None:
     for o in numba.prange(blocks - 1):
         ob = o if o < kb else o + 1
         for i in range(ob * tile, min(n, ob * tile + tile)):
+            row = d[i]
             for k in range(k0, k1):
-                aik = d[i, k]
+                aik = row[k]
                 if aik == np.inf:
                     continue
-                for j in range(n):
-                    if k0 <= j < k1:  # the pivot column panel is final for this round
-                        continue
-                    cand = aik + d[k, j]
-                    if cand < d[i, j]:
-                        d[i, j] = cand
+                pivot = d[k]
+                # Both sides of the pivot column panel, which is final for this round.
+                for j in range(k0):
+                    row[j] = min(row[j], aik + pivot[j])
+                for j in range(k1, n):
+                    row[j] = min(row[j], aik + pivot[j])
 
 
 def _chunks(n: int) -> range:
@@ -516,7 +523,7 @@ def _apsp(graph: Graph, params: ApspParams, progress: ProgressFn, backend: str
         indptr, indices = dg.indptr, dg.indices
         weight = dg.weights.astype(p.dtype) if p.weighted else None
     pruned = None
-    if should_prune(graph, params.prune):
+    if should_prune(graph, params.prune, p):
         dist, pruned = _pruned_solve(xp, graph, backend, p, weight, indptr, indices, solve,
                                      progress)
     else:
