@@ -4,21 +4,24 @@ It talks to the service over HTTP only and imports nothing from the service, wor
 """
 
 from client.errors import (
+    AuthenticationError,
     ConflictError,
     GraphGPUError,
     JobCanceled,
     JobFailed,
     NotFoundError,
     PayloadTooLargeError,
+    RateLimitedError,
     ServiceUnavailable,
     UnsupportedMediaError,
     ValidationError,
 )
 from client.models import Graph, Job, Result
-from client.sdk import DEFAULT_URL, Client, default_url
+from client.sdk import DEFAULT_URL, Client, default_api_key, default_url
 
 __all__ = [
     "DEFAULT_URL",
+    "AuthenticationError",
     "Client",
     "ConflictError",
     "Graph",
@@ -28,9 +31,11 @@ __all__ = [
     "JobFailed",
     "NotFoundError",
     "PayloadTooLargeError",
+    "RateLimitedError",
     "Result",
     "ServiceUnavailable",
     "UnsupportedMediaError",
     "ValidationError",
+    "default_api_key",
     "default_url",
 ]

@@ -233,12 +233,15 @@ def cmd_graphs(client: Client, args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``graphgpu`` (its subcommands set ``func`` or ``local``)."""
     url_help = "service URL (default: $GRAPHGPU_URL or http://127.0.0.1:8000)"
+    key_help = "API key (default: $GRAPHGPU_API_KEY; none for a service in open mode)"
     url = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: a --url given before the subcommand is not reset by the subcommand's default.
     url.add_argument("--url", default=argparse.SUPPRESS, help=url_help)
+    url.add_argument("--api-key", default=argparse.SUPPRESS, help=key_help)
     parser = argparse.ArgumentParser(prog="graphgpu", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default=None, help=url_help)
+    parser.add_argument("--api-key", default=None, help=key_help)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
@@ -330,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(args, "local"):
         return args.local(args)
     try:
-        with Client(args.url or default_url()) as client:
+        with Client(args.url or default_url(), api_key=args.api_key) as client:
             return args.func(client, args)
     except GraphGPUError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -64,6 +64,23 @@ class NotFoundError(GraphGPUError):
     """404: no such graph, job or result (results can expire)."""
 
 
+class AuthenticationError(GraphGPUError):
+    """401 or 403: no API key, an unknown one, or one without the rights (set ``api_key`` or
+    ``GRAPHGPU_API_KEY``)."""
+
+
+class RateLimitedError(GraphGPUError):
+    """429: too many requests or too many active jobs for this API key.
+
+    Attributes
+    ----------
+    retry_after : float or None
+        Seconds the service asked to wait (its ``Retry-After`` header).
+    """
+
+    retry_after: float | None = None
+
+
 class ConflictError(GraphGPUError):
     """409: the request clashes with current state (graph in use, job already finished...)."""
 
@@ -115,11 +132,14 @@ class JobCanceled(GraphGPUError):  # noqa: N818 (public names fixed by the API)
 
 _BY_STATUS: dict[int, type[GraphGPUError]] = {
     400: ValidationError,
+    401: AuthenticationError,
+    403: AuthenticationError,
     404: NotFoundError,
     409: ConflictError,
     413: PayloadTooLargeError,
     415: UnsupportedMediaError,
     422: ValidationError,
+    429: RateLimitedError,
     502: ServiceUnavailable,
     503: ServiceUnavailable,
     504: ServiceUnavailable,
@@ -145,11 +165,22 @@ def error_from_response(response: httpx.Response) -> GraphGPUError:
     cls = _BY_STATUS.get(status, GraphGPUError)
     try:
         detail = response.json()["error"]
-        return cls(status, str(detail["code"]), str(detail["message"]), detail.get("line"),
-                   detail.get("field"))
+        error = cls(status, str(detail["code"]), str(detail["message"]), detail.get("line"),
+                    detail.get("field"))
     except (ValueError, KeyError, TypeError):
         text = response.text.strip()[:500] or response.reason_phrase
-        return cls(status, f"http_{status}", text)
+        error = cls(status, f"http_{status}", text)
+    if isinstance(error, RateLimitedError):
+        error.retry_after = retry_after(response)
+    return error
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The response's ``Retry-After`` in seconds (None when absent or not a number)."""
+    try:
+        return float(response.headers["Retry-After"])
+    except (KeyError, ValueError):
+        return None  # absent, or an HTTP date, which the service never sends
 
 
 def unreachable(base_url: str, exc: httpx.TransportError) -> ServiceUnavailable:

@@ -14,10 +14,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, fields
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-import httpx
 import numpy as np
 
-from client.errors import JobCanceled, JobFailed
+from client.errors import JobCanceled, JobFailed, retry_after
 
 if TYPE_CHECKING:
     from client.sdk import Client
@@ -250,14 +249,6 @@ class Job:
 
     def _result_path(self) -> str:
         return f"/v1/jobs/{self.id}/result"
-
-
-def retry_after(response: httpx.Response) -> float | None:
-    """The ``Retry-After`` header in seconds, or None when absent or not a number."""
-    try:
-        return float(response.headers["Retry-After"])
-    except (KeyError, ValueError):
-        return None  # absent, or an HTTP date, which the service never sends
 
 
 def _progress_bar(mode: bool | Literal["always"]) -> Any:

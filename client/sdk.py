@@ -14,6 +14,7 @@ import gzip
 import json
 import numbers
 import os
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -27,11 +28,14 @@ import numpy as np
 from client.errors import error_from_response, unreachable
 from client.models import Graph, Job, Result, retry_after
 
-__all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_url"]
+__all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 #: JSON bodies above this size are gzip'd before upload; below it compression is not worth it.
 _GZIP_ABOVE = 64 * 1024
+#: GETs answered 429 are retried this many times, when the service asks to wait at most this long.
+_RATE_LIMIT_RETRIES = 3
+_RATE_LIMIT_MAX_WAIT = 10.0
 #: Rows formatted per pass by upload_edges, bounding its scratch memory to a few tens of MB.
 _ROWS_PER_CHUNK = 1 << 20
 
@@ -39,6 +43,11 @@ _ROWS_PER_CHUNK = 1 << 20
 def default_url() -> str:
     """The service URL: ``$GRAPHGPU_URL`` if set, else ``http://127.0.0.1:8000``."""
     return os.environ.get("GRAPHGPU_URL") or DEFAULT_URL
+
+
+def default_api_key() -> str | None:
+    """The API key: ``$GRAPHGPU_API_KEY`` if set, else None (a service in open mode)."""
+    return os.environ.get("GRAPHGPU_API_KEY") or None
 
 
 class Client:
@@ -53,13 +62,20 @@ class Client:
         service answers, so very large files may need more.
     transport : httpx.BaseTransport, optional
         A custom transport (e.g. ``httpx.MockTransport`` in tests).
+    api_key : str, optional
+        Sent as ``Authorization: Bearer <key>``; default ``$GRAPHGPU_API_KEY``, none for a
+        service in open mode.
     """
 
     def __init__(self, base_url: str | None = None, timeout: float | None = 120.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None,
+                 api_key: str | None = None) -> None:
         self.base_url = (base_url or default_url()).rstrip("/")
         limits = httpx.Timeout(timeout, connect=None if timeout is None else min(timeout, 10.0))
-        self._http = httpx.Client(base_url=self.base_url, timeout=limits, transport=transport)
+        key = api_key or default_api_key()
+        headers = {"Authorization": f"Bearer {key}"} if key else None
+        self._http = httpx.Client(base_url=self.base_url, timeout=limits, transport=transport,
+                                  headers=headers)
 
     def __enter__(self) -> Client:
         return self
@@ -271,11 +287,21 @@ class Client:
         return Job(self, response.json(), retry_after(response))
 
     def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """Send a request; raise the typed error for a non-2xx answer or a transport failure."""
-        try:
-            response = self._http.request(method, url, **kwargs)
-        except httpx.TransportError as exc:
-            raise unreachable(self.base_url, exc) from exc
+        """Send a request; raise the typed error for a non-2xx answer or a transport failure.
+
+        A GET refused for the key's request rate (429) is sent again after the ``Retry-After``
+        the service asked for, a few times: polling a job should not fail for polling too fast.
+        """
+        for attempt in range(_RATE_LIMIT_RETRIES + 1):
+            try:
+                response = self._http.request(method, url, **kwargs)
+            except httpx.TransportError as exc:
+                raise unreachable(self.base_url, exc) from exc
+            wait = retry_after(response)
+            if (response.status_code != 429 or method != "GET" or wait is None
+                    or wait > _RATE_LIMIT_MAX_WAIT or attempt == _RATE_LIMIT_RETRIES):
+                break
+            time.sleep(wait)
         if response.is_error:
             raise error_from_response(response)
         return response

@@ -47,7 +47,7 @@ class JsonFormatter(logging.Formatter):
         if job_id:
             entry["job_id"] = job_id
         entry.update({k: v for k, v in record.__dict__.items()
-                      if k not in _STANDARD and k not in entry})
+                      if k not in _STANDARD and k not in entry and v is not None})
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)

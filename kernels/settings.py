@@ -65,11 +65,11 @@ class Settings(BaseSettings):
     api_key_file: Path | None = Field(
         None, description="File of API keys, one `<key or sha256:hex> <tenant> [admin]` a line.")
     rate_limit_per_second: float = Field(
-        50.0, ge=0, description="Requests per second per API key, on average (0 = no limit).")
+        0.0, ge=0, description="Requests per second per API key, on average (0 = no limit).")
     rate_limit_burst: int = Field(
-        200, ge=1, description="Requests per API key allowed at once above the average rate.")
+        100, ge=1, description="Requests per API key allowed at once above the average rate.")
     max_active_jobs_per_key: int = Field(
-        100, ge=0, description="Queued plus running jobs per API key (0 = no limit).")
+        1000, ge=0, description="Queued plus running jobs per API key (0 = no limit).")
     log_format: str = Field("json", pattern="^(json|text)$",
                             description="`json` (one object a line) or `text` logs.")
 

@@ -16,7 +16,7 @@ from kernels.registry import algorithms
 from kernels.settings import Settings, get_settings
 from kernels.store import GraphStore
 from service import metrics
-from service.auth import KeyRing, authenticate
+from service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
 from service.deps import State
 from service.errors import install_handlers
 from service.jobs import JobStore
@@ -35,12 +35,6 @@ Every error is `{"error": {"code", "message", "line"?, "field"?}}`.
 
 When the service has API keys, every `/v1` route but `/v1/health` and `/v1/ready` needs
 `Authorization: Bearer <key>`; each key's graphs and jobs are its tenant's alone."""
-
-OPEN_MODE_WARNING = (
-    "NO API KEYS ARE CONFIGURED: the service is OPEN, anyone who can reach it can read and "
-    "delete every graph and job. Set GRAPHGPU_API_KEYS or GRAPHGPU_API_KEY_FILE unless this "
-    "is a single-user machine.")
-
 
 async def _access_log(request: Request, call_next: RequestResponseEndpoint) -> Response:
     """One log line per request, with the caller's tenant and the job it concerns."""

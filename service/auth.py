@@ -28,6 +28,10 @@ from service.limits import check_rate
 #: The tenant of every caller in open mode.
 OPEN_TENANT = "public"
 _HASH_PREFIX = "sha256:"
+OPEN_MODE_WARNING = (
+    "NO API KEYS ARE CONFIGURED: the service is OPEN, anyone who can reach it can read and "
+    "delete every graph and job. Set GRAPHGPU_API_KEYS or GRAPHGPU_API_KEY_FILE unless this "
+    "is a single-user machine.")
 
 
 @dataclass(frozen=True)

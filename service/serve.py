@@ -16,7 +16,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from kernels.observability import configure_logging
 from kernels.settings import get_settings
+from service.auth import OPEN_MODE_WARNING, KeyRing
 from service.redis_server import RedisServer
 
 log = logging.getLogger("graphgpu.serve")
@@ -67,8 +69,10 @@ class Child:
 
 def serve() -> int:
     """Run the whole service until Ctrl-C or SIGTERM; returns the exit code."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s serve %(message)s")
     settings = get_settings()
+    configure_logging("serve", settings)
+    if KeyRing.from_settings(settings).open:  # also checks a key file before starting anything
+        log.warning(OPEN_MODE_WARNING)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     redis_server = None

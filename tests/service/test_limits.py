@@ -1,0 +1,98 @@
+"""Per-key limits (429), GPU-memory refusals (413) and out-of-memory jobs, through the real API."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+
+from service.limits import DEFAULT_DEVICE_BYTES_PER_NODE
+from tests.conftest import PLUGIN, Stack, wait_until
+
+PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
+PLUGINS = json.dumps([PLUGIN, "tests.support.memory_algorithm"])
+
+
+def _hammer(http: httpx.Client, times: int) -> list[httpx.Response]:
+    return [http.get("/v1/algorithms") for _ in range(times)]
+
+
+def test_request_rate_per_key(make_stack) -> None:
+    keys = json.dumps({"a-key": "a", "b-key": "b"})
+    stack = make_stack(workers=0, api_keys=keys, rate_limit_per_second="0.5",
+                       rate_limit_burst="3")
+    with httpx.Client(base_url=stack.base_url, headers={"Authorization": "Bearer a-key"}) as a, \
+            httpx.Client(base_url=stack.base_url, headers={"Authorization": "Bearer b-key"}) as b:
+        statuses = [r.status_code for r in _hammer(a, 3)]
+        refused = a.get("/v1/algorithms")
+        assert statuses == [200, 200, 200] and refused.status_code == 429
+        assert refused.json()["error"]["code"] == "rate_limited"
+        assert 1 <= int(refused.headers["retry-after"]) <= 2
+        assert b.get("/v1/algorithms").status_code == 200  # another key has its own bucket
+        assert a.get("/v1/health").status_code == 200  # probes are never limited
+        time.sleep(2.1)  # one token back at 0.5 per second
+        assert a.get("/v1/algorithms").status_code == 200
+
+
+def test_active_jobs_per_key(make_stack) -> None:
+    stack = make_stack(workers=0, max_active_jobs_per_key="2")
+    graph = stack.upload(PATH_WITH_TAIL)["id"]
+    first, second = (stack.submit(graph, "bfs", {"source": 10}).json() for _ in range(2))
+    refused = stack.submit(graph, "bfs", {"source": 10})
+    assert refused.status_code == 429 and refused.headers["retry-after"]
+    assert refused.json()["error"]["code"] == "too_many_jobs"
+    listed = {j["id"] for j in stack.http.get("/v1/jobs").json()["jobs"]}
+    assert listed == {first["id"], second["id"]}  # the refused job left nothing behind
+    assert stack.http.delete(f"/v1/jobs/{first['id']}").json()["status"] == "canceled"
+    assert stack.submit(graph, "bfs", {"source": 10}).status_code == 202  # a slot is free again
+
+
+def _fake_gpu_worker(stack: Stack, free: int) -> None:
+    """A live GPU worker as its monitor would publish it (no job will reach it)."""
+    record = {"name": "fake-gpu", "backend": "gpu", "device": "Fake GPU", "host": "test",
+              "pid": 1, "started_at": time.time(), "gpu_free_bytes": free,
+              "gpu_total_bytes": 2 * free}
+    stack.redis.set(f"{stack.prefix}:worker:fake-gpu", json.dumps(record), px=120_000)
+    stack.redis.sadd(f"{stack.prefix}:workers", "fake-gpu")
+
+
+def test_gpu_memory_is_checked_before_queueing(make_stack) -> None:
+    stack = make_stack(workers=0, extra_algorithm_modules=PLUGINS)
+    graph = stack.upload(PATH_WITH_TAIL)
+    default = graph["bytes"] + DEFAULT_DEVICE_BYTES_PER_NODE * graph["n"]
+    _fake_gpu_worker(stack, free=default - 1)
+    assert stack.live_workers()[0]["gpu_free_bytes"] == default - 1
+
+    refused = stack.submit(graph["id"], "bfs", {"source": 10}, backend="gpu")
+    assert refused.status_code == 413, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "insufficient_device_memory"
+    assert error["estimate"] == {"backend": "gpu", "device_bytes": default}
+    # auto may land on the GPU worker: refused as well; cpu never touches the GPU.
+    assert stack.submit(graph["id"], "bfs", {"source": 10}).status_code == 413
+    assert stack.submit(graph["id"], "bfs", {"source": 10}, backend="cpu").status_code == 202
+
+    # An algorithm's own estimate is what is compared.
+    claims = {"device_bytes": default - 2}
+    fits = stack.submit(graph["id"], "test_memory", claims, backend="gpu")
+    assert fits.status_code == 202 and fits.json()["estimate"]["device_bytes"] == default - 2
+    too_big = stack.submit(graph["id"], "test_memory", {"device_bytes": 2**40}, backend="gpu")
+    assert too_big.status_code == 413
+    assert too_big.json()["error"]["estimate"]["device_bytes"] == 2**40
+
+
+def test_out_of_memory_job_fails_and_the_worker_keeps_serving(make_stack) -> None:
+    stack = make_stack(workers=1, extra_algorithm_modules=PLUGINS)
+    graph = stack.upload(PATH_WITH_TAIL)["id"]
+    oom = stack.wait_job(stack.submit(graph, "test_memory", {"oom": True}).json()["id"])
+    assert oom["status"] == "failed" and oom["error"]["code"] == "out_of_memory", oom
+    assert "OutOfMemoryError" in oom["error"]["message"]
+    after = stack.wait_job(stack.submit(graph, "bfs", {"source": 10}).json()["id"])
+    assert after["status"] == "succeeded" and after["worker"] == oom["worker"]
+    assert [w["name"] for w in stack.live_workers()] == [oom["worker"]]
+
+
+def test_cpu_workers_report_no_gpu_memory(stack: Stack) -> None:
+    workers = wait_until(stack.live_workers)
+    assert all(w["backend"] == "cpu" and w["gpu_free_bytes"] is None for w in workers)

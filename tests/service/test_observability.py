@@ -1,0 +1,125 @@
+"""/metrics, /v1/ready, worker GPU-memory reports and JSON logs, through the real stack."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from kernels.observability import JsonFormatter, bucket_label, gpu_memory_key, job_context
+from kernels.settings import Settings
+from tests.conftest import REPO, Stack, wait_until
+
+PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
+
+
+def _samples(stack: Stack) -> dict[str, list]:
+    response = stack.http.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    out: dict[str, list] = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append(sample)
+    return out
+
+
+def _value(samples: dict[str, list], name: str, **labels: str) -> float:
+    return sum(s.value for s in samples.get(name, []) if labels.items() <= s.labels.items())
+
+
+def test_metrics(make_stack) -> None:
+    stack = make_stack(workers=1)
+    graph = stack.upload(PATH_WITH_TAIL)["id"]
+    done = [stack.wait_job(stack.submit(graph, "connected_components").json()["id"])
+            for _ in range(2)]
+    canceled = stack.wait_job(stack.submit(graph, "test_sleep", {"seconds": 30}).json()["id"],
+                              statuses=("running",))
+    stack.http.delete(f"/v1/jobs/{canceled['id']}")
+    stack.wait_job(canceled["id"])
+    # The worker counts a job's duration just after finishing it.
+    wait_until(lambda: _value(_samples(stack), "graphgpu_job_duration_seconds_count",
+                              algorithm="test_sleep", status="canceled") == 1)
+    samples = _samples(stack)
+    assert _value(samples, "graphgpu_jobs", status="succeeded",
+                  algorithm="connected_components") == 2
+    assert _value(samples, "graphgpu_jobs", status="canceled", algorithm="test_sleep") == 1
+    assert _value(samples, "graphgpu_workers", backend="cpu") == 1
+    series = {"algorithm": "connected_components", "backend": "cpu", "status": "succeeded"}
+    assert _value(samples, "graphgpu_job_duration_seconds_count", **series) == 2
+    total = sum((j["finished_at"] - j["started_at"]) for j in done)
+    assert abs(_value(samples, "graphgpu_job_duration_seconds_sum", **series) - total) < 1e-3
+    buckets = [s for s in samples["graphgpu_job_duration_seconds_bucket"]
+               if series.items() <= s.labels.items()]
+    assert [b.value for b in buckets] == sorted(b.value for b in buckets)  # cumulative
+    assert buckets[-1].labels["le"] == "+Inf" and buckets[-1].value == 2
+
+    # Queue depth: jobs wait while no worker is live.
+    for worker in stack.workers:
+        worker.terminate()
+        worker.wait(15)
+    wait_until(lambda: not stack.live_workers(), timeout=30)
+    for _ in range(3):
+        stack.submit(graph, "connected_components", backend="cpu")
+    samples = _samples(stack)
+    assert _value(samples, "graphgpu_queue_depth", queue="cpu") == 3
+    assert _value(samples, "graphgpu_workers", backend="cpu") == 0
+
+
+def test_ready_needs_a_live_worker(make_stack) -> None:
+    stack = make_stack(workers=0)
+    not_ready = stack.http.get("/v1/ready")
+    assert not_ready.status_code == 503
+    assert not_ready.json()["error"]["code"] == "not_ready"
+    assert "no worker" in not_ready.json()["error"]["message"]
+    assert stack.http.get("/v1/health").status_code == 200  # liveness is not readiness
+    stack.start_worker()
+    ready = stack.http.get("/v1/ready")
+    assert ready.status_code == 200 and ready.json() == {"status": "ready", "redis": True,
+                                                         "workers": 1}
+
+
+def test_worker_memory_report_rides_on_the_heartbeat(make_stack) -> None:
+    stack = make_stack(workers=1)
+    name = stack.live_workers()[0]["name"]
+    report = {"gpu_free_bytes": 123, "gpu_total_bytes": 456}
+    key = gpu_memory_key(Settings(redis_prefix=stack.prefix), name)
+    stack.redis.set(key, json.dumps(report))
+    worker = wait_until(lambda: next((w for w in stack.live_workers()
+                                      if w.get("gpu_free_bytes") == 123), None), timeout=10)
+    assert worker["gpu_total_bytes"] == 456
+
+
+def test_worker_logs_are_json_with_the_job_id(make_stack, tmp_path) -> None:
+    stack = make_stack(workers=0)
+    log_file = tmp_path / "worker.log"
+    with log_file.open("wb") as sink:
+        worker = subprocess.Popen([sys.executable, "-m", "workers", "--backend", "cpu"],
+                                  env=stack.env, cwd=REPO, stderr=sink)
+    stack.workers.append(worker)
+    job = stack.submit(stack.upload(PATH_WITH_TAIL)["id"], "connected_components").json()
+    stack.wait_job(job["id"])
+
+    def logged() -> list[dict]:
+        lines = [json.loads(line) for line in log_file.read_text().splitlines()
+                 if line.startswith("{")]
+        return [entry for entry in lines if entry.get("job_id") == job["id"]]
+
+    entries = wait_until(logged, timeout=10)
+    assert all(e["process"] == "worker" and e["level"] == "info" for e in entries)
+    assert any("succeeded" in e["message"] for e in entries)
+
+
+def test_json_formatter() -> None:
+    record = logging.LogRecord("graphgpu.test", logging.WARNING, __file__, 1, "%d jobs", (3,),
+                               None)
+    record.tenant = "alice"
+    with job_context("j1"):
+        entry = json.loads(JsonFormatter("api").format(record))
+    assert entry.items() >= {"level": "warning", "process": "api", "logger": "graphgpu.test",
+                             "message": "3 jobs", "job_id": "j1", "tenant": "alice"}.items()
+    assert "job_id" not in json.loads(JsonFormatter("api").format(record))
+    assert [bucket_label(s) for s in (0.0, 0.01, 0.011, 1e9)] == ["0.01", "0.01", "0.05", "+Inf"]
