@@ -64,6 +64,8 @@ class Settings(BaseSettings):
                     '{"<key>": "alice"}. No keys (here or in api_key_file) = open mode.')
     api_key_file: Path | None = Field(
         None, description="File of API keys, one `<key or sha256:hex> <tenant> [admin]` a line.")
+    require_api_keys: bool = Field(
+        False, description="Refuse to start without API keys (never run open by mistake).")
     rate_limit_per_second: float = Field(
         0.0, ge=0, description="Requests per second per API key, on average (0 = no limit).")
     rate_limit_burst: int = Field(

@@ -101,10 +101,21 @@ class KeyRing:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> KeyRing:
-        """Keys of ``settings.api_keys`` and ``settings.api_key_file`` together."""
+        """Keys of ``settings.api_keys`` and ``settings.api_key_file`` together.
+
+        Raises
+        ------
+        RuntimeError
+            No key at all while ``settings.require_api_keys`` is set.
+        ValueError
+            A malformed key file.
+        """
         keys = {_hashed(key): value for key, value in settings.api_keys.items()}
         if settings.api_key_file is not None:
             keys.update(read_key_file(settings.api_key_file))
+        if not keys and settings.require_api_keys:
+            raise RuntimeError("GRAPHGPU_REQUIRE_API_KEYS is set but no API key is configured "
+                               "(GRAPHGPU_API_KEYS, GRAPHGPU_API_KEY_FILE)")
         return cls(keys)
 
     @property

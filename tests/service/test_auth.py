@@ -38,3 +38,8 @@ def test_bad_key_file_lines(tmp_path, line: str) -> None:
     path.write_text(f"good tenant\n{line}\n")
     with pytest.raises(ValueError, match=":2:"):
         read_key_file(path)
+
+
+def test_required_keys_refuse_open_mode() -> None:
+    with pytest.raises(RuntimeError, match="GRAPHGPU_REQUIRE_API_KEYS"):
+        KeyRing.from_settings(Settings(api_keys={}, api_key_file=None, require_api_keys=True))
