@@ -237,6 +237,14 @@ class Job:
         so it works past the service's JSON size limit)."""
         return dict(zip(self.array("node_id").tolist(), self.array(field).tolist(), strict=True))
 
+    def rows(self, sources: list[int], field: str = "distance") -> dict[int, dict[int, Any]]:
+        """Rows of a node x node result matrix (e.g. apsp's ``distance``) by original id, as
+        ``{source: {target: value}}`` with ``None`` for unreachable; the service reads only
+        those rows of the matrix file."""
+        response = self._client._request("GET", self._result_path(), params={
+            "rows": ",".join(str(int(s)) for s in sources), "field": field})
+        return {int(s): {int(t): v for t, v in row.items()} for s, row in response.json().items()}
+
     def csv(self) -> str:
         """The node values as CSV text: a ``node_id,<fields...>`` header, then a row per node."""
         return self._client._request("GET", self._result_path(),

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from fastapi import APIRouter, Header, Query, Request, Response
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from kernels.errors import KernelError
@@ -214,6 +214,63 @@ def _csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
         yield buffer.getvalue().encode()
 
 
+def _json_distances(values: np.ndarray) -> list[Any]:
+    """A row of a distance matrix for JSON: unreachable (-1 hop count, inf) becomes null."""
+    unreachable = values < 0 if np.issubdtype(values.dtype, np.integer) else ~np.isfinite(values)
+    out: list[Any] = values.tolist()
+    for i in np.flatnonzero(unreachable).tolist():
+        out[i] = None
+    return out
+
+
+def _json_array(path: Path, limit: int) -> list[Any]:
+    """An array for the JSON result; a node x node matrix row by row, refused over ``limit``."""
+    array = np.load(path, mmap_mode="r")
+    if array.ndim != 2:
+        return np.asarray(array).tolist()
+    if array.size > limit:
+        raise ApiError(413, "result_too_large",
+                       f"the {array.shape[0]:,} x {array.shape[1]:,} matrix '{path.stem}' is too "
+                       "large for JSON; ask for ?rows=<ids> or ?format=npy&field=" + path.stem,
+                       field="format")
+    return [_json_distances(np.asarray(row)) for row in array]
+
+
+def _matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param: str,
+                 limit: int) -> dict[str, dict[str, Any]]:
+    """Rows of a node x node result matrix by original node id, read from its memory map.
+
+    Returns ``{source id: {target id: value}}`` with unreachable as null; 422 for a malformed
+    list, an unknown node or a field that is no matrix; 413 when the slice passes ``limit``.
+    """
+    try:
+        ids = np.array([int(x) for x in wanted.split(",") if x.strip()], dtype=np.int64)
+    except ValueError:
+        ids = np.zeros(0, dtype=np.int64)
+    if ids.size == 0:
+        raise ApiError(422, "invalid_rows", f"{param} must be comma-separated node ids",
+                       field=param)
+    matrix = np.load(folder / f"{field}.npy", mmap_mode="r") if field in arrays else None
+    node_ids = np.load(folder / "node_id.npy", mmap_mode="r")
+    n = node_ids.shape[0]
+    if matrix is None or matrix.shape != (n, n):
+        matrices = [a for a in arrays if np.load(folder / f"{a}.npy", mmap_mode="r").ndim == 2]
+        raise ApiError(422, "unknown_field", f"field must be a node x node matrix of this result "
+                       f"({', '.join(matrices) or 'it has none'})", field="field")
+    pos = np.searchsorted(node_ids, ids)
+    found = (pos < n) & (np.asarray(node_ids[np.minimum(pos, n - 1)]) == ids)
+    if not found.all():
+        raise ApiError(422, "unknown_node", f"{param}: node {int(ids[~found][0])} is not in the "
+                       "graph", field=param)
+    if ids.size * n > limit:
+        raise ApiError(413, "result_too_large", f"{ids.size} rows of {n:,} values are too many "
+                       "for JSON; ask for fewer rows or ?format=npy&field=" + field, field=param)
+    targets = [str(i) for i in np.asarray(node_ids).tolist()]
+    return {str(source): dict(zip(targets, _json_distances(np.asarray(matrix[row])),
+                                  strict=True))
+            for source, row in zip(ids.tolist(), pos.tolist(), strict=True)}
+
+
 @router.get("/{job_id}/result", operation_id="jobs-result", summary="A finished job's result",
             response_model=ResultOut, responses=_ERRORS)
 def get_result(
@@ -221,13 +278,25 @@ def get_result(
     request: Request,
     format: Literal["json", "csv", "npy"] = "json",
     field: Annotated[str | None, Query(description="Array to send with format=npy.")] = None,
+    rows: Annotated[str | None, Query(description=(
+        "Comma-separated original ids: JSON {source id: {target id: value}} of those rows of "
+        "a node x node matrix (`field`, default `distance`), unreachable as null."))] = None,
+    sources: Annotated[str | None, Query(description="Alias of `rows`.")] = None,
 ) -> Any:
     """Node values are keyed by original node id. `csv` streams one row per node;
-    `npy` sends one array (`field`: `node_id`, a node value or another array)."""
+    `npy` sends one array (`field`: `node_id`, a node value or another array); `rows` (or
+    `sources`) slices a node x node matrix such as apsp's `distance` without loading it."""
     st = state(request)
     record = st.jobs.get(job_id)
     folder, manifest = _manifest(st, record)
     node_fields, arrays = manifest["node_values"], manifest["arrays"]
+    if rows is not None or sources is not None:
+        param = "rows" if rows is not None else "sources"
+        if format != "json":
+            raise ApiError(422, "invalid_rows", f"{param} needs format=json", field=param)
+        return JSONResponse(_matrix_rows(folder, arrays, field or "distance",
+                                         rows if rows is not None else sources, param,
+                                         st.settings.max_json_result_nodes))
     if format == "csv":
         disposition = {"Content-Disposition": f"attachment; filename={job_id}.csv"}
         return StreamingResponse(_csv_rows(folder, node_fields), media_type="text/csv",
@@ -254,5 +323,6 @@ def get_result(
         "summary": manifest["summary"],
         "node_values": {f: dict(zip(map(str, ids), np.load(folder / f"{f}.npy").tolist(),
                                     strict=True)) for f in node_fields},
-        "arrays": {a: np.load(folder / f"{a}.npy").tolist() for a in arrays},
+        "arrays": {a: _json_array(folder / f"{a}.npy", st.settings.max_json_result_nodes)
+                   for a in arrays},
     }
