@@ -112,6 +112,7 @@ class JobOut(BaseModel):
     backend: Literal["cpu", "gpu"] | None = Field(None, description="Backend that ran the job.")
     device: str | None = Field(None, description="Device that ran it (GPU model or CPU).")
     worker: str | None = None
+    owner: str | None = Field(None, description="Tenant of the API key that submitted it.")
     timings: Timings
     estimate: dict[str, Any] | None = Field(
         None, description="Cost estimated before queueing (backend, seconds, result_bytes, ...).")

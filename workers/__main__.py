@@ -71,9 +71,10 @@ class GraphWorker(SimpleWorker):
         """Publish what changed with a job (the GPU memory even if the job was not ours)."""
         ctx = self.context
         try:
-            if job_id is not None:
-                telemetry.record_duration(ctx.redis, ctx.settings, job_id)
+            record = telemetry.record_duration(ctx.redis, ctx.settings, job_id) if job_id else None
             if ctx.backend == "gpu":
+                if ((record or {}).get("error") or {}).get("code") == "out_of_memory":
+                    telemetry.release_gpu_pool()
                 telemetry.publish_gpu_memory(ctx.redis, ctx.settings, ctx.name)
         except Exception:  # metrics must never stop a worker from serving
             log.exception("could not publish worker metrics")

@@ -7,6 +7,7 @@ the worker's heartbeat record (what ``/v1/workers`` shows) and ``/metrics`` read
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from redis import Redis
 
@@ -38,11 +39,23 @@ def read_gpu_memory(redis: Redis, settings: Settings, worker: str) -> dict[str, 
     return json.loads(raw) if raw else {}
 
 
-def record_duration(redis: Redis, settings: Settings, job_id: str) -> None:
-    """Count a finished job's run time (start to finish) in the duration histogram."""
+def release_gpu_pool() -> None:
+    """Hand the blocks CuPy's pool caches back to the driver (after running out of memory, so
+    that fragments of the failed job do not stand in the way of the next one)."""
+    device.cupy().get_default_memory_pool().free_all_blocks()
+
+
+def record_duration(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None:
+    """Count a finished job's run time (start to finish) in the duration histogram.
+
+    Returns
+    -------
+    dict or None
+        The job's record; None when it is gone.
+    """
     record = records.read(redis, settings, job_id)
     if not record or record.get("started_at") is None or record.get("finished_at") is None:
-        return  # skipped (canceled before it ran) or expired
+        return record  # skipped (canceled before it ran) or expired
     seconds = max(0.0, record["finished_at"] - record["started_at"])
     series = "|".join((record["algorithm"], record.get("backend") or "none", record["status"]))
     pipe = redis.pipeline()
@@ -51,3 +64,4 @@ def record_duration(redis: Redis, settings: Settings, job_id: str) -> None:
     pipe.hincrbyfloat(key, f"{series}|sum", seconds)
     pipe.hincrby(key, f"{series}|count", 1)
     pipe.execute()
+    return record

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import subprocess
 import sys
+import warnings
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from kernels.observability import JsonFormatter, bucket_label, gpu_memory_key, job_context
 from kernels.settings import Settings
+from service.app import create_app
 from tests.conftest import REPO, Stack, wait_until
 
 PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
@@ -111,6 +114,27 @@ def test_worker_logs_are_json_with_the_job_id(make_stack, tmp_path) -> None:
     entries = wait_until(logged, timeout=10)
     assert all(e["process"] == "worker" and e["level"] == "info" for e in entries)
     assert any("succeeded" in e["message"] for e in entries)
+
+
+def test_api_access_log_names_tenant_and_job(redis_url: str, tmp_path) -> None:
+    with warnings.catch_warnings():  # starlette's TestClient warns about httpx at import
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    settings = Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix="accesslog",
+                        api_keys={"k": "alice"})
+    lines = io.StringIO()
+    with TestClient(create_app(settings), headers={"Authorization": "Bearer k"}) as http:
+        logging.getLogger().handlers[0].setStream(lines)  # the handler create_app installed
+        graph = http.post("/v1/graphs", content=PATH_WITH_TAIL).json()
+        job = http.post("/v1/jobs", json={"graph_id": graph["id"], "algorithm": "bfs",
+                                          "params": {"source": 10}}).json()
+        http.get(f"/v1/jobs/{job['id']}")
+    entries = [json.loads(line) for line in lines.getvalue().splitlines()]
+    access = [e for e in entries if e["logger"] == "graphgpu.api"]
+    assert [(e["message"], e.get("job_id")) for e in access] == [
+        ("POST /v1/graphs 201", None), ("POST /v1/jobs 202", job["id"]),
+        (f"GET /v1/jobs/{job['id']} 200", job["id"])]
+    assert all(e["tenant"] == "alice" and e["ms"] >= 0 for e in access)
 
 
 def test_json_formatter() -> None:
