@@ -14,6 +14,8 @@ Graphs:
   dblp-2010's matrix would be 400 GB: its row times the same all-pairs BFS sweep with each level
   reduced to per-node distance sums and eccentricities instead of stored (checked against CPU
   BFS from sampled sources), and says so.
+* pruning: ``ca-CondMat`` and ``ca-HepTh`` with uniform weights in [1, 100) (seed 1), float32,
+  ``prune`` off and on (answers checked equal to rounding): what ``auto`` is tuned on.
 
 What is timed (median of ``--repeat`` after a warm-up): ``gpu``: CUDA-event time of the device
 solve, graph resident, matrix left on the device; ``gpu+copy``: wall time of the registered GPU
@@ -242,10 +244,40 @@ def bench_unweighted(names: list[str], data_dir: Path, repeat: int, gpu: bool) -
     return rows
 
 
+def bench_pruning(names: list[str], data_dir: Path) -> list[dict]:
+    """Weighted (uniform weights, float32) APSP with pruning off and on: wall time on the GPU."""
+    rows: list[dict] = []
+    for name in names:
+        plain = real_graph(name, data_dir)
+        weights = np.random.default_rng(1).uniform(1.0, 100.0, plain.m)
+        src = np.repeat(np.arange(plain.n), np.diff(plain.indptr))
+        upper = src < plain.indices  # each edge once
+        graph, _ = build_graph(plain.node_ids[src[upper]], plain.node_ids[plain.indices[upper]],
+                               weights, extra_nodes=plain.node_ids)
+        graph = dataclasses.replace(graph, graph_id=content_id(graph))
+        method = apsp.plan(graph, ApspParams()).method
+        results = {}
+        for prune in ("off", "on"):
+            params = ApspParams(dtype="float32", prune=prune)
+            result = apsp_gpu(graph, params, no_progress)
+            results[prune] = result.arrays["distance"]
+            ms = wall_ms(functools.partial(apsp_gpu, graph, params, no_progress), 1)
+            summary = result.summary
+            emit(rows, {"graph": f"{name} weighted ({method}) prune={prune}"
+                        + (f", {summary['pruned']:,} pruned" if prune == "on" else ""),
+                        "n": graph.n, "m": graph.m, "backend": "gpu+copy float32", "time_ms": ms,
+                        "throughput": rate(float(graph.n) * graph.m / (ms / 1e3), "pairs/s")})
+            del result
+        np.testing.assert_allclose(results["on"], results["off"], rtol=1e-5)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4096,8192,16384")
     parser.add_argument("--graphs", default="ca-CondMat,dblp-2010")
+    parser.add_argument("--prune-graphs", default="ca-CondMat,ca-HepTh")
+    parser.add_argument("--sections", default="weighted,unweighted,pruning")
     parser.add_argument("--repeat", type=int, default=3)
     default_data = ROOT / ".benchdata"
     if not default_data.is_dir():
@@ -256,12 +288,20 @@ def main(argv: list[str] | None = None) -> int:
 
     gpu = gpu_available()
     sizes = [int(s) for s in args.sizes.split(",")]
-    tables = [print_table(bench_weighted(sizes if gpu else sizes[:1], args.repeat, gpu),
-                          "APSP weighted (Floyd-Warshall dense, Bellman-Ford / Dijkstra sparse)")]
-    if gpu:
+    sections = args.sections.split(",")
+    tables = []
+    if "weighted" in sections:
+        tables.append(print_table(bench_weighted(sizes if gpu else sizes[:1], args.repeat, gpu),
+                                  "APSP weighted (Floyd-Warshall dense, Bellman-Ford / Dijkstra "
+                                  "sparse)"))
+    if gpu and "unweighted" in sections:
         tables.append(print_table(bench_unweighted(args.graphs.split(","), args.data_dir,
                                                    args.repeat, gpu),
                                   "APSP unweighted (all-pairs BFS, int32 hop counts)"))
+    if gpu and "pruning" in sections:
+        tables.append(print_table(bench_pruning(args.prune_graphs.split(","), args.data_dir),
+                                  "APSP weighted with and without pendant pruning (wall, "
+                                  "matrix copied to the host)"))
     device = device_name("gpu") if gpu else "none (GPU rows skipped)"
     header = (f"Device: {device}; CPU: {device_name('cpu')}; {date.today().isoformat()}; "
               f"median of {args.repeat} runs after warm-up (gpu rows; others: one run).\n")

@@ -3,10 +3,13 @@
 Run as ``python bench/bench_traversal.py [--graphs cnr-2000,rmat20] [--repeat 10] [--out FILE]``.
 Without CuPy or a GPU the GPU rows are skipped, so it also runs on a CPU-only machine.
 
-Graphs: ``cnr-2000`` (LAW web crawl, read from ``--data-dir``: ``.benchdata/`` when the device
-call carried it, else ``../shared/data/real``) and ``rmat20`` (Graph500 R-MAT, scale 20, edge
-factor 16, a=.57 b=c=.19, seed 1, made by ``kernels.generators`` on the CPU so every machine
-benchmarks the same graph).
+Graphs: ``cnr-2000`` and ``dblp-2010`` (read from ``--data-dir``: ``.benchdata/`` when the
+device call carried it, else ``../shared/data/real``) and ``rmat<scale>`` (Graph500 R-MAT, edge
+factor 16, a=.57 b=c=.19, seed 1). ``rmat20`` is made by ``kernels.generators`` on the CPU so
+every machine benchmarks the same graph; larger scales, too slow to build on the CPU within a
+device run, by the GPU generator (CuPy's random stream: a different draw of the same model) and
+normalised on the GPU. Graphs named in ``--gpu-only`` get GPU rows only (no CPU or SciPy timing;
+the GPU answer is still checked against the CPU's, from the first source).
 
 What is timed, as a median over ``--repeat`` runs after one warm-up run:
 
@@ -61,12 +64,38 @@ GRAPHS = ("cnr-2000", "rmat20")
 SOURCES = 4
 
 
-def load(name: str, data_dir: Path) -> Graph:
-    """Build one benchmark graph (with a content id, so that it stays resident on the GPU)."""
-    if name == "rmat20":
+def rmat_on_gpu(scale: int) -> Graph:
+    """R-MAT of ``scale`` generated and normalised (symmetrised, no loops, no duplicates) on the
+    GPU; all 2**scale nodes kept, so ids need no relabelling (what ``build_graph`` does)."""
+    import cupy as cp
+
+    from kernels.generators import generate
+
+    edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "gpu")
+    n = edges.num_nodes
+    src, dst = cp.asarray(edges.src), cp.asarray(edges.dst)
+    keep = src != dst
+    lo, hi = cp.minimum(src[keep], dst[keep]), cp.maximum(src[keep], dst[keep])
+    del src, dst, keep
+    key = cp.unique(lo * n + hi)
+    del lo, hi
+    arcs = cp.sort(cp.concatenate([key, (key % n) * n + key // n]))  # both directions, by row
+    del key
+    indptr = cp.searchsorted(arcs // n, cp.arange(n + 1, dtype=cp.int64))
+    indices = (arcs % n).astype(cp.int32)
+    return Graph(indptr.get(), indices.get(), np.arange(n, dtype=np.int64),
+                 graph_id=f"bench-rmat{scale}-gpu")
+
+
+def load(name: str, data_dir: Path, gpu: bool = False) -> Graph:
+    """Build one benchmark graph (with an id, so that it stays resident on the GPU)."""
+    if name.startswith("rmat"):
         from kernels.generators import generate
 
-        edges = generate("rmat", {"scale": 20, "edge_factor": 16, "seed": 1}, "cpu")
+        scale = int(name[4:])
+        if scale > 20 and gpu:
+            return rmat_on_gpu(scale)
+        edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "cpu")
         graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
     else:
         from kernels.formats import parse_graph
@@ -126,29 +155,33 @@ def assert_same(a, b, what: str) -> None:
         assert np.array_equal(values, other), f"{what}: {key} differs between CPU and GPU"
 
 
-def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
+def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool, cpu: bool = True) -> list[dict]:
     rng = np.random.default_rng(1)
     candidates = np.flatnonzero(graph.degrees() > 0)
     sources = rng.choice(candidates, size=min(SOURCES, candidates.size), replace=False)
-    csr = scipy_csr(graph)
-    base = {"graph": name, "n": graph.n, "m": graph.m, "peer": "scipy breadth_first_order"}
+    csr = scipy_csr(graph) if cpu else None
+    base = {"graph": name, "n": graph.n, "m": graph.m,
+            "peer": "scipy breadth_first_order" if cpu else None}
     times: dict[str, list[float]] = {"cpu": [], "gpu": [], "gpu+copy": [], "peer": []}
     traversed = []
-    for source in sources:
+    for k, source in enumerate(sources):
         params = BfsParams(source=int(graph.node_ids[source]))
-        cpu = bfs_cpu(graph, params, no_progress)
-        traversed.append(int(graph.degrees()[cpu.node_values["level"] >= 0].sum()) // 2)
-        times["cpu"].append(wall_ms(lambda p=params: bfs_cpu(graph, p, no_progress), repeat))
-        times["peer"].append(wall_ms(
-            lambda s=source: csgraph.breadth_first_order(csr, int(s), directed=False,
-                                                         return_predecessors=True), repeat))
+        reference = bfs_cpu(graph, params, no_progress) if cpu or k == 0 else None
+        answer = bfs_gpu(graph, params, no_progress) if gpu else reference
+        if reference is not None and gpu:
+            assert_same(reference, answer, f"bfs {name}")
+        traversed.append(int(graph.degrees()[answer.node_values["level"] >= 0].sum()) // 2)
+        if cpu:
+            times["cpu"].append(wall_ms(lambda p=params: bfs_cpu(graph, p, no_progress), repeat))
+            times["peer"].append(wall_ms(
+                lambda s=source: csgraph.breadth_first_order(csr, int(s), directed=False,
+                                                             return_predecessors=True), repeat))
         if gpu:
-            assert_same(cpu, bfs_gpu(graph, params, no_progress), f"bfs {name}")
             times["gpu"].append(event_ms(
                 lambda s=source: bfs_device(graph, int(s), no_progress), repeat))
             times["gpu+copy"].append(wall_ms(
                 lambda p=params: bfs_gpu(graph, p, no_progress), repeat))
-    peer_ms = statistics.median(times["peer"])
+    peer_ms = statistics.median(times["peer"]) if times["peer"] else None
     edges = statistics.median(traversed)
     rows = []
     for backend in ("cpu", "gpu", "gpu+copy"):
@@ -156,23 +189,29 @@ def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
             continue
         ms = statistics.median(times[backend])
         rows.append({**base, "backend": backend, "time_ms": ms, "peer_ms": peer_ms,
-                     "throughput": rate(edges / (ms / 1e3), "TEPS"), "ratio": peer_ms / ms})
+                     "throughput": rate(edges / (ms / 1e3), "TEPS"),
+                     "ratio": peer_ms / ms if peer_ms else None})
     return rows
 
 
-def bench_components(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
-    csr = scipy_csr(graph)
-    base = {"graph": name, "n": graph.n, "m": graph.m, "peer": "scipy connected_components"}
+def bench_components(name: str, graph: Graph, repeat: int, gpu: bool,
+                     cpu: bool = True) -> list[dict]:
+    base = {"graph": name, "n": graph.n, "m": graph.m,
+            "peer": "scipy connected_components" if cpu else None}
     params = ComponentsParams()
-    times = {"cpu": wall_ms(lambda: components_cpu(graph, params, no_progress), repeat)}
-    peer_ms = wall_ms(lambda: csgraph.connected_components(csr, directed=False), repeat)
+    times, peer_ms = {}, None
+    if cpu:
+        csr = scipy_csr(graph)
+        times["cpu"] = wall_ms(lambda: components_cpu(graph, params, no_progress), repeat)
+        peer_ms = wall_ms(lambda: csgraph.connected_components(csr, directed=False), repeat)
     if gpu:
         assert_same(components_cpu(graph, params, no_progress),
                     components_gpu(graph, params, no_progress), f"components {name}")
         times["gpu"] = event_ms(lambda: components_device(graph), repeat)
         times["gpu+copy"] = wall_ms(lambda: components_gpu(graph, params, no_progress), repeat)
     return [{**base, "backend": backend, "time_ms": ms, "peer_ms": peer_ms,
-             "throughput": rate(graph.m / (ms / 1e3), "edges/s"), "ratio": peer_ms / ms}
+             "throughput": rate(graph.m / (ms / 1e3), "edges/s"),
+             "ratio": peer_ms / ms if peer_ms else None}
             for backend, ms in times.items()]
 
 
@@ -186,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=default_data)
     parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
     parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    parser.add_argument("--gpu-only", default="", help="graphs without CPU and SciPy rows")
     args = parser.parse_args(argv)
 
     gpu = gpu_available() and not args.no_gpu
@@ -193,11 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     cc_rows: list[dict] = []
     for name in args.graphs.split(","):
         start = time.perf_counter()
-        graph = load(name, args.data_dir)
+        graph = load(name, args.data_dir, gpu)
         print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
               flush=True)
-        bfs_rows += bench_bfs(name, graph, args.repeat, gpu)
-        cc_rows += bench_components(name, graph, args.repeat, gpu)
+        cpu = not gpu or name not in args.gpu_only.split(",")
+        bfs_rows += bench_bfs(name, graph, args.repeat, gpu, cpu)
+        cc_rows += bench_components(name, graph, args.repeat, gpu, cpu)
 
     device = device_name("gpu") if gpu else "none (GPU rows skipped)"
     header = (f"Device: {device}; CPU: {device_name('cpu')}; {date.today().isoformat()}; "

@@ -31,6 +31,8 @@ BENCHES=(
     "bench/bench_pruning.py traversal_pruning.md"
     "bench/bench_mis.py mis.md"
     "bench/bench_centrality.py daccer_bench.md"
+    "bench/bench_apsp.py apsp.md"
+    "bench/bench_counting.py counting.md"
 )
 
 status=0
