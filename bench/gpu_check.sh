@@ -32,6 +32,7 @@ BENCHES=(
     "bench/bench_mis.py mis.md"
     "bench/bench_centrality.py daccer_bench.md"
     "bench/bench_apsp.py apsp.md"
+    "bench/bench_counting.py counting.md"
 )
 
 status=0

@@ -72,8 +72,9 @@ NODES_PER_SECOND = {"cpu": {"clique": 4e7, "connected": 2e7},
 SECONDS_PER_EDGE = {"cpu": 1e-7, "gpu": 5e-8}
 #: Roots an estimate always walks (the heaviest) and samples at random (the others).
 HEAVY_SAMPLES, RANDOM_SAMPLES = 32, 64
-#: Random walks per sampled root (Knuth's estimator).
-WALKS = 16
+#: Random walks per estimate (Knuth's estimator), spread over the sampled roots, 16 each at least:
+#: its error is heavy-tailed on skewed trees, and a walk costs microseconds.
+WALKS = 32_768
 #: CPU progress reports per run.
 CPU_CHUNKS = 64
 
@@ -381,29 +382,30 @@ def independent_gpu(graph: Graph, params: IndependentParams, progress: ProgressF
 # ------------------------------------------------------------------------------------------------
 
 
-def sampled_nodes(weights: np.ndarray, search: Callable[[int, int], float]
+def sampled_nodes(weights: np.ndarray, search: Callable[[int, int, int], float]
                   ) -> tuple[float, str]:
     """Search nodes of all roots: the heaviest :data:`HEAVY_SAMPLES` roots plus
-    :data:`RANDOM_SAMPLES` random others scaled up; ``search(root, seed)`` estimates one root's
-    search nodes (Knuth's random-path estimator, ``counting_cpu.clique_walks``)."""
+    :data:`RANDOM_SAMPLES` random others scaled up; ``search(root, walks, seed)`` estimates one
+    root's search nodes (Knuth's random-path estimator, ``counting_cpu.clique_walks``)."""
     total = weights.shape[0]
     order = np.argsort(-weights, kind="stable")
     heavy, rest = order[:HEAVY_SAMPLES], order[HEAVY_SAMPLES:]
     picked = np.random.default_rng(0).choice(rest, size=min(RANDOM_SAMPLES, rest.shape[0]),
                                              replace=False)
-    nodes = float(sum(search(int(r), i) for i, r in enumerate(heavy)))
-    sample = sum(search(int(r), HEAVY_SAMPLES + i) for i, r in enumerate(picked))
+    walks = max(16, WALKS // max(1, heavy.shape[0] + picked.shape[0]))
+    nodes = float(sum(search(int(r), walks, i) for i, r in enumerate(heavy)))
+    sample = sum(search(int(r), walks, HEAVY_SAMPLES + i) for i, r in enumerate(picked))
     if picked.shape[0]:
         nodes += sample * rest.shape[0] / picked.shape[0]
-    return nodes, (f"{WALKS} random search paths from each of the {heavy.shape[0]} heaviest and "
+    return nodes, (f"{walks} random search paths from each of the {heavy.shape[0]} heaviest and "
                    f"{picked.shape[0]} random of {total:,} roots: about {nodes:,.0f} search nodes")
 
 
 def _dag_nodes(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int
                ) -> tuple[float, str]:
     pos, rows, cand = cpu.clique_scratch(dptr, kmax)
-    return sampled_nodes(np.diff(dptr), lambda v, seed: cpu.clique_walks(
-        dptr, dadj, v, kmax, lo_size, WALKS, seed, pos, rows, cand))
+    return sampled_nodes(np.diff(dptr), lambda v, walks, seed: cpu.clique_walks(
+        dptr, dadj, v, kmax, lo_size, walks, seed, pos, rows, cand))
 
 
 def _seconds(graph: Graph, nodes: float, backend: Backend, kind: str) -> float:
@@ -433,9 +435,9 @@ def estimate_connected(graph: Graph, params: CountParams, backend: Backend) -> E
     ext = np.empty(max(1, params.k * int(deg.max())), np.int32)
     nodes, detail = sampled_nodes(
         deg[roots] + deg[graph.indices[arcs]],
-        lambda item, seed: cpu.connected_walks(graph.indptr, graph.indices, int(roots[item]),
-                                               int(first[item]), params.k, WALKS, seed, mark,
-                                               ext))
+        lambda item, walks, seed: cpu.connected_walks(
+            graph.indptr, graph.indices, int(roots[item]), int(first[item]), params.k, walks,
+            seed, mark, ext))
     return Estimate(seconds=_seconds(graph, nodes, backend, "connected"),
                     detail=detail.replace("roots", "edge items"))
 
