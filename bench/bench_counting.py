@@ -67,10 +67,16 @@ def load(name: str, data_dir: Path) -> Graph:
         edges = np.array(g.edges(), dtype=np.int64).reshape(-1, 2)
         graph, _ = build_graph(edges[:, 0], edges[:, 1], extra_nodes=np.arange(g.number_of_nodes()))
     elif name.startswith("rmat"):
+        from bench.bench_mis import gpu_csr
         from kernels.generators import generate
 
-        edges = generate("rmat", {"scale": int(name[4:]), "edge_factor": 16, "seed": 1}, "cpu")
-        graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+        gpu = gpu_available()
+        edges = generate("rmat", {"scale": int(name[4:]), "edge_factor": 16, "seed": 1},
+                         "gpu" if gpu else "cpu")
+        if gpu:  # the same CSR as build_graph, with CuPy sorts
+            graph = gpu_csr(edges.src, edges.dst, edges.num_nodes)
+        else:
+            graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
     else:
         cnp = data_dir / "cnp" if (data_dir / "cnp").is_dir() else data_dir.parent / "cnp"
         path = cnp / f"{name}.txt" if name in PAPER_GRAPHS else data_dir / f"{name}.txt.gz"

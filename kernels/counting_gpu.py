@@ -98,6 +98,7 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     row_words = -(-dmax // 32)
     warps = min(_sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)),
                 int(np.count_nonzero(outdeg)))
+    warps = -(-warps // (THREADS // 32)) * (THREADS // 32)  # whole blocks: every warp has rows
     scratch = cp.empty(warps * dmax * row_words, dtype=cp.uint32)
     # Heaviest roots first; roots without out-neighbours add nothing.
     order = np.argsort(-outdeg, kind="stable").astype(np.int32)
@@ -136,7 +137,8 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
     item_root, item_first = cp.asarray(roots[order]), cp.asarray(first[order])
     nitems = int(roots.shape[0])
     cap = kmax * int(deg.max())
-    threads = min(_sm_count() * 1024, max(THREADS, SCRATCH_BYTES // (cap * 4)),
+    # Whole blocks, so that every launched thread has its list.
+    threads = min(_sm_count() * 1024, max(THREADS, SCRATCH_BYTES // (cap * 4) // THREADS * THREADS),
                   -(-nitems // THREADS) * THREADS)
     scratch = cp.empty(threads * cap, dtype=cp.int32)
     counter = cp.zeros(1, dtype=cp.int32)
