@@ -15,7 +15,8 @@ Graphs:
   reduced to per-node distance sums and eccentricities instead of stored (checked against CPU
   BFS from sampled sources), and says so.
 * pruning: ``ca-CondMat`` and ``ca-HepTh`` with uniform weights in [1, 100) (seed 1), float32,
-  ``prune`` off and on (answers checked equal to rounding): what ``auto`` is tuned on.
+  Bellman-Ford and Floyd-Warshall, ``prune`` off and on (answers checked equal to rounding): what
+  ``auto`` is tuned on.
 
 What is timed (median of ``--repeat`` after a warm-up): ``gpu``: CUDA-event time of the device
 solve, graph resident, matrix left on the device; ``gpu+copy``: wall time of the registered GPU
@@ -255,20 +256,21 @@ def bench_pruning(names: list[str], data_dir: Path) -> list[dict]:
         graph, _ = build_graph(plain.node_ids[src[upper]], plain.node_ids[plain.indices[upper]],
                                weights, extra_nodes=plain.node_ids)
         graph = dataclasses.replace(graph, graph_id=content_id(graph))
-        method = apsp.plan(graph, ApspParams()).method
-        results = {}
-        for prune in ("off", "on"):
-            params = ApspParams(dtype="float32", prune=prune)
-            result = apsp_gpu(graph, params, no_progress)
-            results[prune] = result.arrays["distance"]
-            ms = wall_ms(functools.partial(apsp_gpu, graph, params, no_progress), 1)
-            summary = result.summary
-            emit(rows, {"graph": f"{name} weighted ({method}) prune={prune}"
-                        + (f", {summary['pruned']:,} pruned" if prune == "on" else ""),
-                        "n": graph.n, "m": graph.m, "backend": "gpu+copy float32", "time_ms": ms,
-                        "throughput": rate(float(graph.n) * graph.m / (ms / 1e3), "pairs/s")})
-            del result
-        np.testing.assert_allclose(results["on"], results["off"], rtol=1e-5)
+        for method in ("sssp", "floyd_warshall"):
+            results = {}
+            for prune in ("off", "on"):
+                params = ApspParams(dtype="float32", method=method, prune=prune)
+                result = apsp_gpu(graph, params, no_progress)
+                results[prune] = result.arrays["distance"]
+                ms = wall_ms(functools.partial(apsp_gpu, graph, params, no_progress), 1)
+                pruned = result.summary.get("pruned", 0)
+                emit(rows, {"graph": f"{name} weighted ({method}) prune={prune}"
+                            + (f", {pruned:,} pruned" if prune == "on" else ""),
+                            "n": graph.n, "m": graph.m, "backend": "gpu+copy float32",
+                            "time_ms": ms,
+                            "throughput": rate(float(graph.n) * graph.m / (ms / 1e3), "pairs/s")})
+                del result
+            np.testing.assert_allclose(results["on"], results["off"], rtol=1e-5)
     return rows
 
 

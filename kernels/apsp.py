@@ -64,12 +64,13 @@ TILE = 64
 #: n**3 min-plus steps then cost less than ~20 Bellman-Ford sweeps of n * 2m relaxations each
 #: (an H100 does both at roughly 1e13 and 5e11 per second).
 FW_DEGREE_RATIO = 400
-#: ``auto`` prunes weighted runs when at least this share of the nodes has degree 1: a pruned
-#: vertex costs two gathers of length n in Phase III, far less than its share of an n**3
-#: Floyd-Warshall or its own Bellman-Ford search. Hop counts prune only at the traversal
-#: family's share (:data:`kernels.pruning.AUTO_MIN_PENDANT_SHARE`): the all-pairs BFS is so
-#: cheap that Phase III's gathers cost more (H100, ca-CondMat, 10% degree-1: the BFS takes
-#: 26 ms, the whole job 0.80 s unpruned and 0.94 s pruned; bench/results/traversal.md).
+#: ``auto`` prunes Floyd-Warshall runs when at least this share of the nodes has degree 1: its
+#: n**3 work shrinks with the cube of the core, while Phase III costs two gathers of length n
+#: per pruned vertex. The BFS and Bellman-Ford methods prune only at the traversal family's
+#: share (:data:`kernels.pruning.AUTO_MIN_PENDANT_SHARE`): they are cheap enough that filling
+#: the matrix in Phase III costs more than it saves (H100, bench/results/traversal.md:
+#: ca-CondMat, 9.5% pruned, hop counts 0.80 s unpruned vs 0.94 s pruned, weighted
+#: Bellman-Ford 0.99 s vs 1.05 s).
 AUTO_MIN_PENDANT_SHARE = 0.05
 #: Memory bound of the GPU's working sets (bit sets of a BFS batch, Bellman-Ford batch).
 BATCH_BYTES = 1 << 30
@@ -99,8 +100,8 @@ class ApspParams(BaseModel):
     prune: pruning.PruneMode = Field(
         "auto", description="Remove pendant vertices round by round, solve the rest and fill "
         "their rows and columns from their neighbours' (same distances). 'auto' prunes when at "
-        f"least {AUTO_MIN_PENDANT_SHARE:.0%} (weighted) or {pruning.AUTO_MIN_PENDANT_SHARE:.0%} "
-        "(hop counts) of the nodes have degree 1.")
+        f"least {AUTO_MIN_PENDANT_SHARE:.0%} (Floyd-Warshall) or "
+        f"{pruning.AUTO_MIN_PENDANT_SHARE:.0%} (other methods) of the nodes have degree 1.")
 
 
 class ApspSummary(BaseModel):
@@ -146,7 +147,8 @@ def plan(graph: Graph, params: ApspParams) -> Plan:
 def should_prune(graph: Graph, mode: pruning.PruneMode, p: Plan) -> bool:
     """``on``/``off`` as given; ``auto`` from the share of degree-1 nodes and the method."""
     if mode == "auto":
-        share = AUTO_MIN_PENDANT_SHARE if p.weighted else pruning.AUTO_MIN_PENDANT_SHARE
+        share = (AUTO_MIN_PENDANT_SHARE if p.method == "floyd_warshall"
+                 else pruning.AUTO_MIN_PENDANT_SHARE)
         return pruning.pendant_share(graph) >= share
     return mode == "on"
 

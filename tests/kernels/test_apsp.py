@@ -143,9 +143,11 @@ def test_auto_choices() -> None:
     assert plan(to_graph(nx.path_graph(5)), ApspParams()).method == "bfs"  # no weights
     assert run(sparse)[1]["pruned"] == 0  # auto: 0.2% degree-1, not worth it
     assert run(to_graph(nx.star_graph(30)))[1]["pruned"] == 30  # 97% degree-1
-    chains = SHAPES["chains"]  # 12% degree-1: worth it for weights only
+    chains = SHAPES["chains"]  # 11% degree-1: worth it for Floyd-Warshall only
+    weighted = to_graph(chains, np.ones(chains.number_of_edges()))
     assert run(to_graph(chains))[1]["pruned"] == 0
-    assert run(to_graph(chains, np.ones(chains.number_of_edges())))[1]["pruned"] >= 14
+    assert run(weighted, method="sssp")[1]["pruned"] == 0
+    assert run(weighted)[1]["method"] == "floyd_warshall" and run(weighted)[1]["pruned"] >= 14
     assert "pruned" not in run(dense, prune="off")[1]
 
 
