@@ -68,9 +68,9 @@ FW_DEGREE_RATIO = 400
 #: n**3 work shrinks with the cube of the core, while Phase III costs two gathers of length n
 #: per pruned vertex. The BFS and Bellman-Ford methods prune only at the traversal family's
 #: share (:data:`kernels.pruning.AUTO_MIN_PENDANT_SHARE`): they are cheap enough that filling
-#: the matrix in Phase III costs more than it saves (H100, bench/results/traversal.md:
-#: ca-CondMat, 9.5% pruned, hop counts 0.80 s unpruned vs 0.94 s pruned, weighted
-#: Bellman-Ford 0.99 s vs 1.05 s).
+#: the matrix in Phase III costs as much as it saves (H100, bench/results/traversal.md,
+#: ca-CondMat with 9.5% pruned: Floyd-Warshall 2.80 s -> 2.35 s pruned, Bellman-Ford 0.91 s
+#: vs 0.88 s, hop counts 0.80 s -> 0.94 s).
 AUTO_MIN_PENDANT_SHARE = 0.05
 #: Memory bound of the GPU's working sets (bit sets of a BFS batch, Bellman-Ford batch).
 BATCH_BYTES = 1 << 30
