@@ -169,20 +169,19 @@ def _greedy_cpu(graph: Graph, k: int, seeds: range, progress: ProgressFn,
     return best
 
 
-def _greedy(graph: Graph, params: CndParams, backend: Backend, seeds: range,
-            progress: ProgressFn, share: float = 1.0) -> tuple[int, int, np.ndarray]:
-    if backend == "cpu":
-        return _greedy_cpu(graph, params.k, seeds, progress, share)
-    return cnd_gpu.multistart(graph, params.k, seeds, progress, share)
-
-
 def _seeds(params: CndParams) -> range:
     count = 1 if params.method == "greedy" else params.starts
     return range(params.seed, params.seed + count)
 
 
-def shard_params(params: CndParams) -> list[dict[str, Any]]:
-    """``distributed``: one ``multistart`` parameter set per shard, covering all the seeds."""
+def shard_params(params: CndParams) -> list[dict[str, Any]] | None:
+    """``distributed``: one ``multistart`` parameter set per shard, covering all the seeds.
+
+    None for the other methods (they run as one job). Run in-process (no queue), a
+    ``distributed`` job is the ``multistart`` of all its seeds: the same answer.
+    """
+    if params.method != "distributed":
+        return None
     bounds = np.linspace(0, params.starts, min(params.shards, params.starts) + 1).astype(int)
     base = params.model_dump(mode="json")
     return [{**base, "method": "multistart", "seed": params.seed + int(lo),
@@ -217,24 +216,33 @@ def _run(graph: Graph, params: CndParams, backend: Backend, progress: ProgressFn
     started = time.perf_counter()
     seeds = _seeds(params)
     search = params.method == "search"
-    objective, start, mask = _greedy(graph, params, backend, seeds, progress,
-                                     0.1 if search else 1.0)
+    share = 0.1 if search else 1.0
+    if backend == "cpu":
+        objective, start, mask = _greedy_cpu(graph, params.k, seeds, progress, share)
+    else:
+        starts = cnd_gpu.multistart(graph, params.k, seeds, progress, share)
+        objective, start, mask = starts.objective, starts.start, starts.removed
     removed = np.flatnonzero(mask)
     found = time.perf_counter() - started
     fields: dict[str, Any] = {"best_seed": seeds[start], "best_start": start,
                               "starts_run": len(seeds)}
     if search:
         deadline = started + params.time_limit_s
-        run = search_cpu if backend == "cpu" else cnd_gpu.search
-        removed, objective, found, fields["iterations"], fields["timeline"] = run(
-            graph, removed, objective, params.seed, started, deadline, progress)
+        patience = patience_for(params.k)
+        if backend == "cpu":
+            outcome = search_cpu(graph, removed, objective, params.seed, patience, started,
+                                 deadline, progress)
+        else:
+            outcome = cnd_gpu.search(graph, params.k, starts, params.seed, patience, started,
+                                     deadline, progress)
+        removed, objective, found, fields["iterations"], fields["timeline"] = outcome
     progress(1.0, f"critical_nodes: objective {objective}")
     return make_result(graph, params, removed, objective, time_to_best_s=found, **fields)
 
 
-def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, started: float,
-                   deadline: float, progress: ProgressFn
-                   ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
+def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, patience: int,
+               started: float, deadline: float, progress: ProgressFn
+               ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
     """One swap-search chain from ``start`` until ``deadline``.
 
     Returns
@@ -245,7 +253,6 @@ def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, start
     timeline = [[round(time.perf_counter() - started, 6), float(objective)]]
     found = timeline[0][0]
     batch = 16
-    patience = patience_for(start.shape[0])
     while time.perf_counter() < deadline and chain.best_objective > 0:
         tick = time.perf_counter()
         before = chain.best_objective
@@ -304,6 +311,8 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     steps = max(graph.n - params.k, 0)
     per_start = steps * (graph.n + 2 * graph.m) * NS_PER_SCAN * 1e-9
     starts = len(_seeds(params))
+    if params.method == "distributed":
+        starts = -(-starts // min(params.shards, starts))  # shards run side by side
     if backend == "gpu":
         starts = -(-starts // cnd_gpu.concurrent_starts(on_gpu=False))
         per_start /= 4  # incremental rescoring; see the module notes
@@ -322,4 +331,6 @@ CRITICAL_NODES = register_algorithm(Algorithm(
     cpu=critical_nodes_cpu,
     gpu=critical_nodes_gpu,
     estimate=estimate,
+    shards=shard_params,
+    merge=merge_results,
 ))

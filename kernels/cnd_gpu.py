@@ -7,6 +7,8 @@ keeps the best removed set of the starts it ran, and the host picks the best blo
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,13 @@ THREADS = 512
 BLOCKS_PER_SM = 2
 #: Multiprocessors assumed where no GPU can be asked (estimates on the API host): an H100's.
 DEFAULT_SMS = 132
-KERNELS = ("cnd_multistart",)
+KERNELS = ("cnd_multistart", "cnd_search_init", "cnd_search_run")
+#: Swap-search chains (one warp each) per multiprocessor, and the pool they may take at most.
+CHAINS_PER_SM = 16
+POOL_BYTES = 4 << 30
+#: Slot of the best objective in a chain's control words (CTL_BEST in cnd.cu), and of its moves.
+CTL_ITER, CTL_BEST = 2, 4
+SEARCH_THREADS = 128
 INT64_MAX = np.iinfo(np.int64).max
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -49,23 +57,36 @@ def concurrent_starts(on_gpu: bool = True) -> int:
 def device_bytes(graph: Graph, starts: int) -> int:
     """Device memory of a multistart run: one block's work arrays per concurrent start."""
     blocks = min(starts, concurrent_starts(on_gpu=False))
-    per_block = graph.n * (1 + 4 + 1) + (graph.n + 1) * (8 + 4)
+    per_block = (graph.n * (1 + 4 + 8 + 4 + 4 + 1) + (graph.n + 1) * (8 + 4)
+                 + (THREADS // 32) * (graph.n + 1) * 4)
     return blocks * per_block + graph.nbytes()
 
 
-def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
-               share: float = 1.0) -> tuple[int, int, np.ndarray]:
-    """CND* from every seed of ``seeds`` on the GPU.
+@dataclass
+class Starts:
+    """What a GPU multistart leaves: the best start, and every block's best set (on the device).
 
-    Returns
-    -------
-    objective : int
-        The best start's.
-    start : int
-        Its index in ``seeds`` (the first of equal objectives).
+    Attributes
+    ----------
+    objective, start : int
+        The best start's objective and index among the seeds.
     removed : ndarray of bool
         Its removed nodes.
+    population : cupy.ndarray of uint8, shape (blocks * n,)
+        Each block's best removed set, flags per node.
+    blocks : int
     """
+
+    objective: int
+    start: int
+    removed: np.ndarray
+    population: Any
+    blocks: int
+
+
+def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
+               share: float = 1.0) -> Starts:
+    """CND* from every seed of ``seeds`` on the GPU (one block per start, in waves)."""
     cp = cupy()
     kernel = _kernels()["cnd_multistart"]
     dg = on_device(graph)
@@ -75,6 +96,10 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
     comp = cp.empty(blocks * n, dtype=cp.int32)
     sizes = cp.empty(blocks * (n + 1), dtype=cp.int64)
     mark = cp.empty(blocks * (n + 1), dtype=cp.int32)
+    wmark = cp.empty(blocks * (THREADS // 32) * (n + 1), dtype=cp.int32)
+    delta = cp.empty(blocks * n, dtype=cp.int64)
+    work = cp.empty(blocks * n, dtype=cp.int32)
+    dirty = cp.empty(blocks * n, dtype=cp.int32)
     best_removed = cp.zeros(blocks * n, dtype=cp.uint8)
     best_obj = cp.full(blocks, INT64_MAX, dtype=cp.int64)
     best_start = cp.full(blocks, INT32_MAX, dtype=cp.int32)
@@ -83,9 +108,68 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
                                         f"{min(first + blocks, total)} of {total} on the GPU")
         kernel((blocks,), (THREADS,), (
             dg.indptr, dg.indices, np.int32(n), np.int32(k), np.uint64(seeds.start),
-            np.int32(first), np.int32(total), state, comp, sizes, mark, best_removed, best_obj,
-            best_start))
+            np.int32(first), np.int32(total), state, comp, sizes, mark, wmark, delta, work, dirty,
+            best_removed, best_obj, best_start))
     objectives, starts = best_obj.get(), best_start.get()
     block = int(np.lexsort((starts, objectives))[0])
     removed = best_removed[block * n:(block + 1) * n].get().astype(bool)
-    return int(objectives[block]), int(starts[block]), removed
+    return Starts(int(objectives[block]), int(starts[block]), removed, best_removed, blocks)
+
+
+def chain_bytes(n: int, k: int) -> int:
+    """Bytes of one search chain's slice of the pool (the layout of ``chain_of`` in cnd.cu)."""
+    ints = 9 * n + 4 * (n + 1) + 2 * k + 1
+    raw = 8 * 8 + 16 * n + 4 * ints
+    return -(-raw // 16) * 16
+
+
+def _best_offset(n: int, k: int) -> int:
+    """Byte offset of ``best`` in a chain's slice (after ctl, edge, cut_pairs, comp, csize,
+    freel, dlist, dpos, tabu)."""
+    return 8 * 8 + 16 * n + 4 * (n + (n + 1) + (n + 1) + (k + 1) + n + n)
+
+
+def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, started: float,
+           deadline: float, progress: ProgressFn
+           ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
+    """Swap-search chains, one warp each, from the blocks' best sets until ``deadline``.
+
+    Returns
+    -------
+    removed, objective, time_to_best, iterations (all chains), timeline
+    """
+    cp = cupy()
+    kernels = _kernels()
+    dg = on_device(graph)
+    n = graph.n
+    stride = chain_bytes(n, k)
+    chains = max(1, min(CHAINS_PER_SM * _sm_count(), POOL_BYTES // stride))
+    pool = cp.empty(chains * stride, dtype=cp.uint8)
+    grid = (-(-chains * 32 // SEARCH_THREADS),)
+    args = (dg.indptr, dg.indices, np.int32(n), np.int32(k), np.int32(chains), pool,
+            np.uint64(stride))
+    kernels["cnd_search_init"](grid, (SEARCH_THREADS,), (
+        *args, starts.population, np.int32(starts.blocks), np.uint64(seed)))
+    ctl = pool.view(cp.int64).reshape(chains, stride // 8)
+    best = int(ctl[:, CTL_BEST].min().get())
+    timeline = [[round(time.perf_counter() - started, 6), float(best)]]
+    found, batch = timeline[0][0], 4
+    while time.perf_counter() < deadline and best > 0:
+        tick = time.perf_counter()
+        kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
+            *args, np.int32(batch), np.int32(patience)))
+        now_best = int(ctl[:, CTL_BEST].min().get())  # also waits for the launch
+        now = time.perf_counter()
+        if now_best < best:
+            best, found = now_best, now - started
+            timeline.append([round(found, 6), float(best)])
+        # Launches of ~50 ms: progress and cancel checks stay prompt.
+        batch = max(1, min(batch * 2, int(batch * 0.05 / max(now - tick, 1e-6))))
+        progress(0.1 + 0.9 * min((now - started) / max(deadline - started, 1e-9), 1.0),
+                 f"critical_nodes: GPU search best {best} ({chains} chains)")
+    objectives = ctl[:, CTL_BEST].get()
+    chain = int(np.argmin(objectives))
+    offset = chain * stride + _best_offset(n, k)
+    removed = pool[offset:offset + 4 * k].view(cp.int32).get().astype(np.int64)
+    iterations = int(ctl[:, CTL_ITER].sum().get())
+    return removed, int(objectives[chain]), found, iterations, timeline[:1000]

@@ -93,6 +93,11 @@ class Estimate:
 
 
 EstimateFn = Callable[[Graph, Any, Backend], Estimate]
+#: Splits a job into shard jobs (one params dict each), or None to run it whole.
+ShardFn = Callable[[Any], list[dict[str, Any]] | None]
+#: Merges the shards' summaries (None for a shard that did not succeed) into the job's summary;
+#: returns the index of the shard whose result arrays the job keeps, and that summary.
+MergeFn = Callable[[Any, list[dict[str, Any] | None]], tuple[int, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,12 @@ class Algorithm:
     estimate : EstimateFn or None
         Cost of a run before it is queued (``estimate(graph, params, backend)``), for algorithms
         whose time or result size can pass a limit; cheap (sampling, closed forms), never a run.
+    shards : ShardFn or None
+        For algorithms that can run as independent queue jobs: ``shards(params)`` gives each
+        shard's params (run as this algorithm), or None to run the job whole. The worker fans
+        the shards out and a reduce job calls ``merge`` (``workers/fanout.py``).
+    merge : MergeFn or None
+        Required with ``shards``; may raise :class:`~kernels.errors.KernelError` (the job fails).
     """
 
     name: str
@@ -125,6 +136,8 @@ class Algorithm:
     gpu: AlgorithmFn
     node_params: tuple[str, ...] = ()
     estimate: EstimateFn | None = None
+    shards: ShardFn | None = None
+    merge: MergeFn | None = None
 
     def function(self, backend: Backend) -> AlgorithmFn:
         return self.cpu if backend == "cpu" else self.gpu

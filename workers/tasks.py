@@ -29,7 +29,7 @@ from kernels.graph import Graph, build_graph
 from kernels.registry import AlgorithmResult, Backend, get_algorithm, get_generator
 from kernels.settings import Settings
 from kernels.store import GraphStore
-from workers import records
+from workers import fanout, records
 
 log = logging.getLogger("graphgpu.worker")
 RESULT_MANIFEST = "result.json"
@@ -54,6 +54,13 @@ def install(context: WorkerContext) -> None:
     """Make ``context`` the one the task uses (called by the worker's start-up)."""
     global _context
     _context = context
+
+
+def current_context() -> WorkerContext:
+    """The context :func:`install` set; only a graphgpu worker process has one."""
+    if _context is None:
+        raise RuntimeError("a graphgpu task ran outside a graphgpu worker")
+    return _context
 
 
 def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
@@ -83,9 +90,15 @@ def _translate(graph: Graph, result: AlgorithmResult, name: str, values: np.ndar
 
 
 def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
-                   progress: records.ProgressReporter, timings: dict[str, float]) -> None:
+                   progress: records.ProgressReporter, timings: dict[str, float]) -> bool:
+    """Run the job, or fan it out into shard jobs (True: the reduce job will finish it)."""
     algorithm = get_algorithm(record["algorithm"])
     params = algorithm.params_model.model_validate(record["params"])
+    if algorithm.shards is not None and "parent" not in record:
+        shards = algorithm.shards(params)
+        if shards:
+            fanout.start(ctx, record, shards)
+            return True
     start = time.perf_counter()
     graph = ctx.graphs.load(record["graph_id"])
     if backend == "gpu":
@@ -101,6 +114,7 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     manifest = {"summary": summary, "n": graph.n, "node_values": list(result.node_values),
                 "arrays": list(result.arrays)}
     _write_result(ctx, record["id"], manifest, arrays)
+    return False
 
 
 def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
@@ -130,9 +144,7 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
 
 def execute(job_id: str) -> None:
     """Run the job ``job_id`` (the RQ entry point; the job's spec is in its record)."""
-    ctx = _context
-    if ctx is None:
-        raise RuntimeError("workers.tasks.execute called outside a graphgpu worker")
+    ctx = current_context()
     record = records.claim(ctx.redis, ctx.settings, job_id, ctx.name)
     if record is None:
         log.info("job %s was canceled or expired before it ran", job_id)
@@ -141,7 +153,7 @@ def execute(job_id: str) -> None:
     timings: dict[str, float] = {"queued_ms": (started - record["created_at"]) * 1e3}
     progress = records.ProgressReporter(ctx.redis, ctx.settings, job_id)
     fields: dict[str, Any] = {"device": ctx.device, "timings": timings}
-    status = "succeeded"
+    status, fanned_out = "succeeded", False
     try:
         backend = _backend_for(ctx, record["backend_requested"])
         fields.update(backend=backend, device=device.device_name(backend))
@@ -149,7 +161,7 @@ def execute(job_id: str) -> None:
             ran_on = _run_generator(ctx, record, backend, progress, timings)
             fields.update(backend=ran_on, device=device.device_name(ran_on))
         else:
-            _run_algorithm(ctx, record, backend, progress, timings)
+            fanned_out = _run_algorithm(ctx, record, backend, progress, timings)
     except JobCanceled as exc:
         status, fields["error"] = "canceled", {"code": exc.code, "message": exc.message}
     except KernelError as exc:
@@ -165,6 +177,8 @@ def execute(job_id: str) -> None:
         code = "out_of_memory" if "OutOfMemory" in type(exc).__name__ else "internal_error"
         status, fields["error"] = "failed", {"code": code,
                                              "message": f"{type(exc).__name__}: {exc}"}
+    if fanned_out:
+        return  # workers.fanout.reduce finishes it
     timings["total_ms"] = (time.time() - record["created_at"]) * 1e3
     records.finish(ctx.redis, ctx.settings, job_id, status, fields=fields)
     log.info("job %s %s in %.1f ms", job_id, status, timings["total_ms"])

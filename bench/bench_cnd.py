@@ -1,0 +1,269 @@
+"""Critical node detection: CND* speed (CPU vs GPU) and quality on the CNP instances vs PyCNP.
+
+Run as ``python bench/bench_cnd.py [--parts speed,quality] [--limits 1,10] [--out FILE]``.
+Without CuPy or a GPU the GPU rows are skipped; without ``pycnp`` its columns are.
+
+Speed (the paper's test set): Barabási-Albert (m = 2) and Watts-Strogatz (k = 4, p = 0.1)
+graphs of 100 to 20,000 nodes, seed 1, k = 5 and n / 4. ``cpu greedy`` is CND* on one core
+(Numba ``cnd_star``, median wall time of ``--repeat`` runs after a warm-up); ``gpu greedy`` the
+same single start on the GPU and ``gpu multistart`` one wave of starts (two blocks per
+multiprocessor), both median CUDA-event times after a warm-up. ``ratio`` = CPU greedy time /
+this row's time; ``throughput`` = greedy starts per second.
+
+Quality: the 16 instances of ``--data-dir``/cnp (``instances.tsv`` gives k and the best-known
+objective). Objective (and gap to best-known) of CND* greedy (seed 0), GPU multistart (one
+wave), and ``search`` on CPU and GPU with each time limit, next to PyCNP's memetic search
+(``Model.solve(problem_type="CNP", budget=k, stopping_criterion=MaxRuntime(s), seed=0)``) at the
+same limits. CPU searches and PyCNP run in parallel processes (one core each) while the GPU
+searches run one after another in the main process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import multiprocessing
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from anywhere
+
+from bench.table import print_table  # noqa: E402
+from kernels import cnd_cpu, cnd_gpu  # noqa: E402
+from kernels.cnd import CndParams, critical_nodes_cpu, critical_nodes_gpu  # noqa: E402
+from kernels.device import device_name, gpu_available  # noqa: E402
+from kernels.formats import parse_graph  # noqa: E402
+from kernels.generators import generate  # noqa: E402
+from kernels.graph import Graph, build_graph  # noqa: E402
+from kernels.registry import no_progress  # noqa: E402
+
+SIZES = (100, 500, 2000, 10000, 20000)
+MODELS = {"BA": ("barabasi_albert", {"m": 2}), "WS": ("watts_strogatz", {"k": 4, "p": 0.1})}
+
+
+def generated(model: str, n: int) -> Graph:
+    name, extra = MODELS[model]
+    edges = generate(name, {"n": n, "seed": 1, **extra})
+    graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    return graph
+
+
+def wall_ms(fn: Any, repeat: int) -> float:
+    """Median wall time in ms of ``fn`` after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def event_ms(fn: Any, repeat: int) -> float:
+    """Median CUDA-event time in ms of ``fn`` after one warm-up call."""
+    import cupy as cp
+
+    fn()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
+def speed(repeat: int, gpu: bool, sizes: tuple[int, ...]) -> list[dict]:
+    rows: list[dict] = []
+    for model in MODELS:
+        for n in sizes:
+            graph = generated(model, n)
+            for k in sorted({5, n // 4}):
+                label = f"{model}-{n} k={k}"
+                runs = repeat if n <= 2000 else 1
+                comp = np.zeros(graph.n, np.int64)
+                counts = np.zeros(graph.n + 1, np.int64)
+                cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_cpu.cnd_star(
+                    g.indptr, g.indices, k, np.uint64(0), c, s), runs)
+                base = {"graph": label, "n": graph.n, "m": graph.m, "peer": "cpu greedy",
+                        "peer_ms": cpu_ms}
+                rows.append({**base, "backend": "cpu greedy", "time_ms": cpu_ms,
+                             "throughput": f"{1e3 / cpu_ms:,.1f} starts/s", "ratio": 1.0})
+                print(rows[-1], flush=True)
+                if not gpu:
+                    continue
+                wave = cnd_gpu.concurrent_starts()
+                for what, starts in (("gpu greedy", 1), (f"gpu multistart ({wave})", wave)):
+                    seeds = range(0, starts)
+                    ms = event_ms(lambda g=graph, k=k, s=seeds: cnd_gpu.multistart(
+                        g, k, s, no_progress), repeat)
+                    rows.append({**base, "backend": what, "time_ms": ms,
+                                 "throughput": f"{starts * 1e3 / ms:,.1f} starts/s",
+                                 "ratio": cpu_ms / ms})
+                    print(rows[-1], flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
+# Quality
+# ------------------------------------------------------------------------------------------------
+
+
+def instances(data_dir: Path) -> list[dict[str, Any]]:
+    with (data_dir / "cnp" / "instances.tsv").open() as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def load_cnp(data_dir: Path, file: str) -> Graph:
+    parsed = parse_graph((data_dir / "cnp" / file).read_bytes(), "cnp")
+    graph, _ = build_graph(parsed.src, parsed.dst, extra_nodes=parsed.extra_nodes)
+    return graph
+
+
+def _warm() -> None:
+    """Compile the Numba code before any timed run of this process."""
+    graph = generated("BA", 100)
+    critical_nodes_cpu(graph, CndParams(k=5, method="search", starts=2, time_limit_s=0.05),
+                       no_progress)
+
+
+def cpu_job(data_dir: Path, row: dict[str, Any], limit: float, who: str) -> tuple:
+    """One CPU quality run in a worker process: our search, or PyCNP."""
+    graph = load_cnp(data_dir, row["file"])
+    k = int(row["k"])
+    if who == "search":
+        result = critical_nodes_cpu(graph, CndParams(k=k, method="search", starts=8,
+                                                     time_limit_s=limit), no_progress)
+        return row["name"], who, limit, result.summary["objective"]
+    from pycnp import Model
+    from pycnp.stop import MaxRuntime
+
+    model = Model()
+    for v in range(graph.n):
+        model.add_node(v)
+    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    for u, v in zip(src.tolist(), graph.indices.tolist(), strict=True):
+        if u < v:
+            model.add_edge(u, v)
+    result = model.solve(problem_type="CNP", budget=k, stopping_criterion=MaxRuntime(limit),
+                         seed=0, display=False, collect_stats=False)
+    return row["name"], who, limit, int(result.best_obj_value)
+
+
+def have_pycnp() -> bool:
+    try:
+        import pycnp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def quality(data_dir: Path, limits: list[float], gpu: bool, processes: int) -> str:
+    rows = instances(data_dir)
+    peers = ["search"] + (["pycnp"] if have_pycnp() else [])
+    context = multiprocessing.get_context("spawn")  # never fork a CUDA context
+    results: dict[tuple[str, str, float], int] = {}
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_warm) as pool:
+        futures = [pool.submit(cpu_job, data_dir, row, limit, who)
+                   for limit in limits for row in rows for who in peers]
+        for row in rows:
+            graph = load_cnp(data_dir, row["file"])
+            k = int(row["k"])
+            results[row["name"], "greedy", 0] = critical_nodes_cpu(
+                graph, CndParams(k=k), no_progress).summary["objective"]
+            if not gpu:
+                continue
+            wave = cnd_gpu.concurrent_starts()
+            results[row["name"], "multistart", 0] = critical_nodes_gpu(
+                graph, CndParams(k=k, method="multistart", starts=wave),
+                no_progress).summary["objective"]
+            for limit in limits:
+                summary = critical_nodes_gpu(graph, CndParams(
+                    k=k, method="search", starts=wave, time_limit_s=limit), no_progress).summary
+                results[row["name"], "gpu", limit] = summary["objective"]
+                print(row["name"], "gpu", limit, summary["objective"], summary["iterations"],
+                      f"best at {summary['time_to_best_s']:.2f} s", flush=True)
+        for future in futures:
+            name, who, limit, objective = future.result()
+            results[name, who, limit] = objective
+            print(name, who, limit, objective, flush=True)
+    columns = [("greedy", 0, "greedy (CPU)")]
+    if gpu:
+        columns.append(("multistart", 0, "multistart (GPU)"))
+    for limit in limits:
+        columns += [("search", limit, f"search CPU {limit:g} s")]
+        if gpu:
+            columns.append(("gpu", limit, f"search GPU {limit:g} s"))
+        if "pycnp" in peers:
+            columns.append(("pycnp", limit, f"PyCNP {limit:g} s"))
+    lines = ["| instance | n | k | best known | " + " | ".join(c[2] for c in columns) + " |",
+             "|" + "---|" * (4 + len(columns))]
+    within = {c: 0 for c in columns}
+    for row in rows:
+        best = int(row["best_known_objective"])
+        cells = []
+        for column in columns:
+            value = results.get((row["name"], column[0], column[1]))
+            if value is None:
+                cells.append("—")
+                continue
+            gap = 100.0 * (value - best) / best
+            within[column] += gap <= 1.0
+            cells.append(f"{value:,} ({gap:+.1f}%)")
+        lines.append(f"| {row['name']} | {row['n']} | {row['k']} | {best:,} | "
+                     + " | ".join(cells) + " |")
+    lines.append("| within 1% of best known | | | | "
+                 + " | ".join(f"{within[c]}/{len(rows)}" for c in columns) + " |")
+    text = "\n".join(["### Quality on the CNP instances (objective, gap to best known)", "",
+                      *lines])
+    print(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="speed,quality")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--limits", default="1,10", help="search time limits, seconds")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=12, help="CPU quality runs at once")
+    default_data = ROOT / ".benchdata"
+    if not default_data.is_dir():
+        default_data = ROOT.parent / "shared" / "data" / "real"
+    parser.add_argument("--data-dir", type=Path, default=default_data)
+    parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
+    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    args = parser.parse_args(argv)
+
+    gpu = gpu_available() and not args.no_gpu
+    device = device_name("gpu") if gpu else "no GPU"
+    parts = args.parts.split(",")
+    texts = [f"## Critical node detection — {device}, CPU {device_name('cpu')}, {date.today()}"]
+    if "speed" in parts:
+        sizes = tuple(int(s) for s in args.sizes.split(","))
+        texts.append(print_table(speed(args.repeat, gpu, sizes),
+                                 "CND* greedy: CPU vs GPU (time of the run)"))
+    if "quality" in parts:
+        data_dir = args.data_dir
+        if not (data_dir / "cnp").is_dir():
+            data_dir = ROOT.parent / "shared" / "data"
+        limits = [float(x) for x in args.limits.split(",")]
+        texts.append(quality(data_dir, limits, gpu, args.processes))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n\n".join(texts) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""Fan-out / fan-in over the real queue: critical_nodes ``distributed`` with two real workers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from kernels.cnd import CndParams, critical_nodes_cpu, shard_params
+from kernels.graph import build_graph
+from kernels.registry import no_progress
+from tests.conftest import Stack, wait_until
+
+GRAPH = nx.barabasi_albert_graph(1500, 2, seed=8)
+PARAMS = {"method": "distributed", "k": 60, "starts": 8, "shards": 4, "seed": 11}
+
+
+def edgelist() -> str:
+    return "".join(f"{2 * u + 1} {2 * v + 1}\n" for u, v in GRAPH.edges())
+
+
+def best_of(seeds: list[int]) -> tuple[int, list[int]]:
+    """What in-process multistarts over ``seeds`` find: (objective, critical original ids)."""
+    edges = np.array(GRAPH.edges())
+    graph, _ = build_graph(2 * edges[:, 0] + 1, 2 * edges[:, 1] + 1)
+    results = [critical_nodes_cpu(graph, CndParams(k=PARAMS["k"], seed=s), no_progress)
+               for s in seeds]
+    best = min(results, key=lambda r: r.summary["objective"])  # first of equals: smallest seed
+    return best.summary["objective"], sorted(graph.to_original(best.arrays["critical"]).tolist())
+
+
+def record(stack: Stack, job_id: str) -> dict:
+    raw = stack.redis.hgetall(f"{stack.prefix}:job:{job_id}")
+    return {k.decode(): json.loads(v) for k, v in raw.items()}
+
+
+def submit_and_wait_for_shards(stack: Stack, graph_id: str) -> tuple[str, list[str]]:
+    response = stack.submit(graph_id, "critical_nodes", PARAMS)
+    assert response.status_code == 202, response.text
+    job_id = response.json()["id"]
+    shards = wait_until(lambda: record(stack, job_id).get("shards"), every=0.005)
+    return job_id, shards
+
+
+def critical(stack: Stack, job: dict) -> list[int]:
+    result = stack.http.get(job["result_url"]).json()
+    return sorted(result["arrays"]["critical"])
+
+
+@pytest.fixture(scope="module")
+def two_workers(redis_url: str, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[tuple[Stack, str]]:
+    """A private stack with two CPU workers, shared by this module's fan-out tests."""
+    stack = Stack(redis_url, tmp_path_factory.mktemp("fanout"))
+    try:
+        stack.start_api()
+        for _ in range(2):
+            stack.start_worker()
+        yield stack, stack.upload(edgelist(), name="ba1500")["id"]
+    finally:
+        stack.stop()
+
+
+def test_shards_run_on_both_workers_and_the_best_wins(two_workers) -> None:
+    stack, graph_id = two_workers
+    job_id, shards = submit_and_wait_for_shards(stack, graph_id)
+    assert len(shards) == 4
+    job = stack.wait_job(job_id, timeout=120)
+    assert job["status"] == "succeeded", job
+    summary = stack.http.get(job["result_url"]).json()["summary"]
+    objective, nodes = best_of(list(range(11, 19)))
+    assert summary["objective"] == objective and critical(stack, job) == nodes
+    assert summary["method"] == "distributed" and summary["shards_ok"] == 4
+    assert summary["starts_run"] == 8
+    winner = shard_params(CndParams(**PARAMS))[summary["shard"]]
+    assert winner["seed"] <= summary["best_seed"] < winner["seed"] + winner["starts"]
+    assert summary["best_start"] == summary["best_seed"] - 11
+    states = record(stack, job_id)["shards"]
+    assert [s["status"] for s in states] == ["succeeded"] * 4
+    assert len({s["worker"] for s in states}) == 2  # both workers took shards
+    listed = {j["id"] for j in stack.http.get("/v1/jobs").json()["jobs"]}
+    assert job_id in listed and not listed & set(shards)  # shards stay out of listings
+    assert stack.http.get(f"/v1/jobs/{shards[0]}").json()["status"] == "succeeded"
+
+
+def test_a_failed_shard_loses_only_its_seeds(two_workers) -> None:
+    stack, graph_id = two_workers
+    job_id, shards = submit_and_wait_for_shards(stack, graph_id)
+    # The last shard fails (as a crash would leave it): it is still queued behind the others.
+    stack.redis.hset(f"{stack.prefix}:job:{shards[-1]}", mapping={
+        "status": json.dumps("failed"),
+        "error": json.dumps({"code": "internal_error", "message": "injected failure"})})
+    job = stack.wait_job(job_id, timeout=120)
+    assert job["status"] == "succeeded", job
+    summary = stack.http.get(job["result_url"]).json()["summary"]
+    assert summary["shards_ok"] == 3
+    objective, nodes = best_of(list(range(11, 17)))  # shards of seeds 11-12, 13-14, 15-16
+    assert summary["objective"] == objective and critical(stack, job) == nodes
+    assert [s["status"] for s in record(stack, job_id)["shards"]][-1] == "failed"
+
+
+def test_every_shard_failing_fails_the_job(two_workers) -> None:
+    stack, graph_id = two_workers
+    job_id, shards = submit_and_wait_for_shards(stack, graph_id)
+    for shard in shards:
+        stack.redis.hset(f"{stack.prefix}:job:{shard}", "status", json.dumps("failed"))
+    job = stack.wait_job(job_id, timeout=120)
+    assert job["status"] == "failed"
+    assert "every shard" in job["error"]["message"]
+
+
+def test_k_must_leave_a_node_at_submit(stack: Stack) -> None:
+    graph_id = stack.upload("1 2\n2 3\n", name="p3")["id"]
+    response = stack.submit(graph_id, "critical_nodes", {"k": 3})
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "params.k"

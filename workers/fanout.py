@@ -1,0 +1,158 @@
+"""Fan-out / fan-in of a job over the queue: shard jobs and a reduce job (the MapReduce pattern).
+
+An algorithm that declares ``shards`` and ``merge`` (see :class:`kernels.registry.Algorithm`)
+can ask to run as independent pieces. The worker that takes such a job calls :func:`start`:
+
+* each shard becomes a job of its own (a record like any other, with ``parent`` set, and an RQ
+  job on the parent's queue), so any worker on any host that shares Redis and the graph store
+  may take it, a GPU or a CPU one, and the monitor and the time limits apply to it as usual.
+  Shard records are not added to the job index, so listings show only the parent;
+* a reduce job waits for all of them (RQ ``Dependency(..., allow_failure=True)``: it runs even
+  when a shard's RQ job failed), reads the shards that succeeded, lets the algorithm's
+  ``merge`` pick the result, copies the winning shard's arrays and finishes the parent. A
+  failed shard loses only its own part; the parent fails when none succeeded.
+
+Meanwhile the parent stays ``running``, out of the running set and without a worker: its
+worker is free for other jobs (shards included) and the lost-worker monitor leaves it alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+from rq import Queue
+from rq.job import Dependency
+from rq.serializers import JSONSerializer
+
+from kernels.errors import KernelError
+from kernels.registry import Algorithm, get_algorithm
+from workers import records, tasks
+
+log = logging.getLogger("graphgpu.fanout")
+TASK = "workers.tasks.execute"
+REDUCE = "workers.fanout.reduce"
+
+
+def start(ctx: tasks.WorkerContext, record: dict[str, Any], shards: list[dict[str, Any]]
+          ) -> list[str]:
+    """Queue the shard jobs of ``record`` and its reduce job; returns the shard ids.
+
+    Parameters
+    ----------
+    ctx : WorkerContext
+        The worker that took the parent job.
+    record : dict
+        The parent's job record (``running`` on this worker).
+    shards : list of dict
+        Params of each shard (validated by the algorithm's model when each shard runs).
+    """
+    settings, redis = ctx.settings, ctx.redis
+    parent = record["id"]
+    ids = [uuid.uuid4().hex for _ in shards]
+    now = time.time()
+    pipe = redis.pipeline()
+    for index, (shard_id, params) in enumerate(zip(ids, shards, strict=True)):
+        shard = {
+            "id": shard_id, "kind": "algorithm", "algorithm": record["algorithm"],
+            "graph_id": record["graph_id"], "params": params,
+            "backend_requested": record["backend_requested"], "status": "queued",
+            "progress": {"fraction": 0.0, "message": f"shard {index + 1} of {len(shards)}"},
+            "created_at": now, "timings": {}, "parent": parent, "shard": index,
+            **({"owner": record["owner"]} if record.get("owner") else {}),
+        }
+        pipe.hset(records.job_key(settings, shard_id),
+                  mapping={k: json.dumps(v) for k, v in shard.items()})
+        if record.get("graph_id"):
+            pipe.sadd(settings.key("graph", record["graph_id"], "jobs"), shard_id)
+    key = records.job_key(settings, parent)
+    pipe.hset(key, mapping={k: json.dumps(v) for k, v in {
+        "shards": ids,
+        "progress": {"fraction": 0.0, "message": f"waiting for {len(ids)} shards"},
+    }.items()})
+    pipe.hdel(key, "worker")
+    pipe.srem(records.running_key(settings), parent)
+    pipe.execute()
+    queue = Queue(settings.queue_name(record["backend_requested"]), connection=redis,
+                  serializer=JSONSerializer)
+    for shard_id in ids:
+        queue.enqueue(TASK, shard_id, job_id=shard_id, job_timeout=settings.max_job_seconds,
+                      result_ttl=600, failure_ttl=settings.result_ttl)
+    queue.enqueue(REDUCE, parent, ids, job_id=f"{parent}-reduce",
+                  depends_on=Dependency(jobs=ids, allow_failure=True),
+                  job_timeout=settings.max_job_seconds, result_ttl=600,
+                  failure_ttl=settings.result_ttl)
+    log.info("job %s fanned out to %d shards", parent, len(ids))
+    return ids
+
+
+def _shard_outcomes(ctx: tasks.WorkerContext, ids: list[str]
+                    ) -> tuple[list[dict[str, Any] | None], list[dict[str, Any]]]:
+    """Each shard's result manifest (None unless it succeeded) and its public state."""
+    manifests: list[dict[str, Any] | None] = []
+    states = []
+    for shard_id in ids:
+        shard = records.read(ctx.redis, ctx.settings, shard_id) or {"status": "expired"}
+        states.append({"id": shard_id, "status": shard["status"],
+                       **{k: shard[k] for k in ("worker", "backend", "device", "error")
+                          if shard.get(k)}})
+        manifest = None
+        if shard["status"] == "succeeded":
+            path = ctx.settings.results_dir / shard_id / tasks.RESULT_MANIFEST
+            try:
+                manifest = json.loads(path.read_text())
+            except FileNotFoundError:  # expired meanwhile: as good as failed
+                states[-1]["status"] = "expired"
+        manifests.append(manifest)
+    return manifests, states
+
+
+def _finish(ctx: tasks.WorkerContext, algorithm: Algorithm, record: dict[str, Any],
+            ids: list[str]) -> tuple[str, dict[str, Any]]:
+    manifests, states = _shard_outcomes(ctx, ids)
+    fields: dict[str, Any] = {"shards": states}
+    if record.get("cancel_requested"):
+        fields["error"] = {"code": "canceled", "message": "canceled by request"}
+        return "canceled", fields
+    params = algorithm.params_model.model_validate(record["params"])
+    try:
+        index, summary = algorithm.merge(
+            params, [m["summary"] if m else None for m in manifests])
+    except KernelError as exc:
+        failed = "; ".join(f"{s['id']}: {s.get('error', {}).get('message', s['status'])}"
+                           for s in states)
+        fields["error"] = {"code": exc.code, "message": f"{exc.message} ({failed})"}
+        return "failed", fields
+    winner, source = manifests[index], ctx.settings.results_dir / ids[index]
+    assert winner is not None  # merge only picks a shard that succeeded
+    summary = algorithm.result_model.model_validate(summary).model_dump(mode="json")
+    names = ["node_id", *winner["node_values"], *winner["arrays"]]
+    arrays = {name: np.load(source / f"{name}.npy") for name in names}
+    tasks._write_result(ctx, record["id"], {**winner, "summary": summary}, arrays)
+    fields.update(backend=states[index].get("backend"), device=states[index].get("device"))
+    return "succeeded", fields
+
+
+def reduce(parent: str, ids: list[str]) -> None:
+    """The reduce job (RQ entry point): merge the shards of ``parent`` and finish it."""
+    ctx = tasks.current_context()
+    record = records.read(ctx.redis, ctx.settings, parent)
+    if record is None or record["status"] != "running":
+        log.info("job %s ended before its shards did (%s)", parent,
+                 record and record["status"])
+        return
+    try:
+        status, fields = _finish(ctx, get_algorithm(record["algorithm"]), record, ids)
+    except Exception as exc:  # a bug: fail the parent rather than leave it running
+        log.exception("reduce of job %s crashed", parent)
+        status, fields = "failed", {"error": {"code": "internal_error",
+                                              "message": f"{type(exc).__name__}: {exc}"}}
+    timings = record.get("timings") or {}
+    timings["total_ms"] = (time.time() - record["created_at"]) * 1e3
+    records.finish(ctx.redis, ctx.settings, parent, status, fields={**fields,
+                                                                     "timings": timings})
+    log.info("job %s %s after its %d shards", parent, status, len(ids))
