@@ -156,7 +156,9 @@ def should_prune(graph: Graph, mode: pruning.PruneMode, p: Plan) -> bool:
 def estimate(graph: Graph, params: ApspParams, backend: str) -> Estimate:
     """Closed-form cost of a run: the matrix size exactly, time and device memory roughly.
 
-    Time assumes ~20 BFS levels or Bellman-Ford sweeps and ignores pruning (an upper bound).
+    Time assumes ~20 BFS levels or Bellman-Ford sweeps and ignores pruning (which only saves
+    time). Device memory: the matrix twice (the summary's temporaries, or the core's matrix
+    beside the whole one when pruning) plus the method's working set and the graph.
     """
     p = plan(graph, params)
     n, arcs = graph.n, 2 * graph.m
@@ -168,10 +170,11 @@ def estimate(graph: Graph, params: ApspParams, backend: str) -> Estimate:
     threads = 1 if backend == "gpu" else numba.get_num_threads()
     seconds = (work[p.method] / rates[p.method] + n * n / rates["write"]) / threads
     extra = {"bfs": 3 * 8 * n * min(math.ceil(n / 64), batch_words(n, BATCH_BYTES)),
-             "floyd_warshall": (n + TILE) ** 2 * item - matrix,
+             "floyd_warshall": (-(-n // TILE) * TILE) ** 2 * item,
              "sssp": min(matrix, BATCH_BYTES)}[p.method]
     return Estimate(seconds=seconds, result_bytes=matrix + 8 * n,
-                    device_bytes=matrix + extra + graph.nbytes() if backend == "gpu" else None,
+                    device_bytes=2 * matrix + extra + graph.nbytes() if backend == "gpu"
+                    else None,
                     detail=f"{p.method}: {n:,} x {n:,} {p.dtype.name} distances")
 
 
@@ -275,14 +278,18 @@ def _solve_cpu(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray | Non
     return d
 
 
+def _arc_rows(xp: Any, indptr: Any, indices: Any) -> Any:
+    """Row (source node) of every arc of a CSR."""
+    return xp.searchsorted(indptr, xp.arange(indices.shape[0], dtype=indptr.dtype),
+                           side="right") - 1
+
+
 def _initial_matrix(xp: Any, indptr: Any, indices: Any, weight: Any, n: int, p: Plan,
                     size: int | None = None) -> Any:
     """``size`` x ``size`` (default n) matrix: 0 diagonal, arc weights, inf elsewhere."""
     size = size or n
     d = xp.full((size, size), xp.inf, dtype=p.dtype)
-    rows = xp.searchsorted(indptr, xp.arange(indices.shape[0], dtype=indptr.dtype),
-                           side="right") - 1
-    d[rows, indices] = weight
+    d[_arc_rows(xp, indptr, indices), indices] = weight
     diagonal = xp.arange(size)
     d[diagonal, diagonal] = 0
     return d
@@ -476,11 +483,6 @@ def extend_matrix(xp: Any, dist: Any, vertex: Any, neighbour: Any, step: Any,
         dist[v, v] = 0
 
 
-def _arc_lookup(xp: Any, indptr: Any, indices: Any, n: int) -> tuple[Any, Any]:
-    """Row of every arc, and a sorted key (row * n + column) to find arcs by their ends."""
-    rows = xp.searchsorted(indptr, xp.arange(indices.shape[0], dtype=indptr.dtype),
-                           side="right") - 1
-    return rows, rows * n + indices
 
 
 def _pruned_solve(xp: Any, graph: Graph, backend: str, p: Plan, weight: Any, indptr: Any,
@@ -488,7 +490,7 @@ def _pruned_solve(xp: Any, graph: Graph, backend: str, p: Plan, weight: Any, ind
     """Phase I, Phase II on the core, Phase III: the whole matrix."""
     pruned = pruning.prune(graph, backend)
     n = graph.n
-    rows, key = _arc_lookup(xp, indptr, indices, n)
+    rows = _arc_rows(xp, indptr, indices)
     core_weight = None
     if weight is not None:
         alive = xp.ones(n, dtype=xp.bool_)
@@ -504,6 +506,7 @@ def _pruned_solve(xp: Any, graph: Graph, backend: str, p: Plan, weight: Any, ind
     if weight is None:
         step = xp.ones(vertex.shape[0], dtype=p.dtype)
     else:
+        key = rows * n + indices  # ascending: rows in order, sorted within each row
         arc = xp.searchsorted(key, vertex.astype(xp.int64) * n + neighbour)
         step = weight[arc]
     extend_matrix(xp, dist, vertex, neighbour, step, pruned.bounds, p.unreachable)
