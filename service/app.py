@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request, Response
 from redis import Redis
@@ -22,8 +23,14 @@ from service.errors import install_handlers
 from service.jobs import JobStore
 from service.ownership import Ownership
 from service.routes import graphs, jobs, meta
+from service.schemas import ErrorBody
 
 log = logging.getLogger("graphgpu.api")
+#: What any route behind an API key may answer besides its own responses.
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "No API key, or an unknown one."},
+    429: {"model": ErrorBody, "description": "Over the key's request rate or active jobs."},
+}
 
 DESCRIPTION = """Upload graphs, run GPU graph algorithms on them, poll for the results.
 
@@ -81,5 +88,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(meta.probes)
     app.include_router(metrics.router)
     for module in (graphs, jobs, meta):
-        app.include_router(module.router, dependencies=[Depends(authenticate)])
+        app.include_router(module.router, dependencies=[Depends(authenticate)],
+                           responses=AUTH_ERRORS)
     return app

@@ -204,8 +204,9 @@ class JobStore:
                 except WatchError:
                     continue  # the record changed under us (a worker took it): look again
         if record["status"] == "queued":
-            # A worker may take it meanwhile; it then sees the record and skips the job.
-            with contextlib.suppress(NoSuchJobError, InvalidJobOperation):
+            # A worker may take it meanwhile; it then sees the record and skips the job. RQ
+            # raises ValueError when the execution it is removing ends under it in that race.
+            with contextlib.suppress(NoSuchJobError, InvalidJobOperation, ValueError):
                 cancel_job(job_id, connection=self.redis, serializer=JSONSerializer)
         return self.get(job_id)
 

@@ -20,6 +20,7 @@ from rq import Queue
 from kernels.observability import DURATION_BUCKETS, durations_key
 from service.auth import require_admin
 from service.deps import State, state
+from service.schemas import ErrorBody
 
 QUEUES = ("gpu", "auto", "cpu")
 
@@ -105,7 +106,8 @@ router = APIRouter(tags=["service"])
 
 @router.get("/metrics", operation_id="service-metrics", summary="Prometheus metrics",
             response_class=Response, dependencies=[Depends(require_admin)],
-            responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
+            responses={200: {"content": {CONTENT_TYPE_LATEST: {}}},
+                       **{code: {"model": ErrorBody} for code in (401, 403, 429)}})
 def metrics(request: Request) -> Response:
     """Jobs by status and algorithm, queue depths, job durations, live workers and their GPU
     memory. Needs an admin key when keys are configured."""
