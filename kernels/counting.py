@@ -67,7 +67,7 @@ ENUMERATE_MAX_NODES = 1024
 LOCAL_MAX_K = 4
 #: Search nodes per second (estimates), measured on the H100 machine (bench/results/counting.md).
 NODES_PER_SECOND = {"cpu": {"clique": 4e7, "connected": 2e7},
-                    "gpu": {"clique": 2e9, "connected": 1e9}}
+                    "gpu": {"clique": 3e8, "connected": 3e8}}
 #: Per-edge preprocessing seconds (ordering, orientation, local counts).
 SECONDS_PER_EDGE = {"cpu": 1e-7, "gpu": 5e-8}
 #: Roots an estimate always walks (the heaviest) and samples at random (the others).

@@ -484,3 +484,134 @@ def connected_walks(indptr: np.ndarray, indices: np.ndarray, r: int, first: int,
         for a in range(length):
             mark[ext[a]] = 0
     return total / walks
+
+
+# ------------------------------------------------------------------------------------------------
+# Work items for the GPU: heavy roots split into their subproblems, counted nodes kept on the host
+# ------------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int, split: int,
+                 lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """GPU work items ``(root, i, j, weight)`` for the clique search (rows of an int32 array).
+
+    A root with fewer than ``split`` out-neighbours is one item (``i = j = -1``); a larger one is
+    split into its level-1 nodes (one item per local vertex ``i``); a level-1 node with ``split``
+    or more candidates (and k >= 5) is split again into its level-2 nodes ``(i, j)``, and the
+    level-1 node's own count (its candidates, cliques of size 3) is added here to ``(hi, lo)``.
+    Roots and nodes that the search would prune are left out. ``weight``: the item's candidates.
+    """
+    n = dptr.shape[0] - 1
+    pos, rows, cand = clique_scratch(dptr, kmax)
+    cap = 1024
+    items = np.empty((cap, 4), np.int32)
+    count = 0
+    for v in range(n):
+        s = dptr[v + 1] - dptr[v]
+        if s == 0 or kmax < 3 or 1 + s < lo_size:
+            continue
+        if s < split or kmax < 4:
+            items, cap = _push(items, cap, count, v, -1, -1, s)
+            count += 1
+            continue
+        words = _local_bitmap(dptr, dadj, v, pos, rows)
+        for i in range(s):
+            c = 0
+            for w in range(words):
+                c += _popcount(rows[i, w])
+            if c < split or kmax < 5:
+                items, cap = _push(items, cap, count, v, i, -1, c)
+                count += 1
+                continue
+            add_wide(lo, hi, 3, c)
+            if 2 + c < lo_size:
+                continue
+            for w in range(words):
+                x = rows[i, w]
+                while x:
+                    j = (w << 6) + _lowest_bit(x)
+                    x &= x - np.uint64(1)
+                    c2 = 0
+                    for q in range(words):
+                        c2 += _popcount(rows[i, q] & rows[j, q])
+                    items, cap = _push(items, cap, count, v, i, j, c2)
+                    count += 1
+    return items[:count]
+
+
+@numba.njit(cache=True, nogil=True)
+def _push(items: np.ndarray, cap: int, count: int, a: int, b: int, c: int, d: int
+          ) -> tuple[np.ndarray, int]:
+    if count == cap:
+        grown = np.empty((2 * cap, items.shape[1]), np.int32)
+        grown[:count] = items[:count]
+        items, cap = grown, 2 * cap
+    items[count, 0], items[count, 1], items[count, 2], items[count, 3] = a, b, c, d
+    return items, cap
+
+
+@numba.njit(cache=True, nogil=True)
+def connected_items(indptr: np.ndarray, indices: np.ndarray, kmax: int, depth: int,
+                    lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """GPU work items for the connected-set search: every search node of size ``depth + 1``
+    (``1 <= depth <= kmax - 2``), as rows ``(r, p_1, ..., p_depth)``: its smallest vertex and the
+    list positions of its picks (the GPU replays them). The nodes of sizes 2..depth are searched
+    here and their counts added to ``(hi, lo)``, exactly as :func:`connected_root` would."""
+    n = indptr.shape[0] - 1
+    dmax = 0
+    for v in range(n):
+        dmax = max(dmax, indptr[v + 1] - indptr[v])
+    mark = np.zeros(n, np.uint8)
+    ext = np.empty(max(1, kmax * dmax), np.int32)
+    nxt = np.empty(kmax + 1, np.int64)
+    length = np.empty(kmax + 1, np.int64)
+    path = np.empty(kmax + 1, np.int32)
+    items = np.empty((1024, depth + 1), np.int32)
+    count = 0
+    for r in range(n):
+        base = indptr[r]
+        while base < indptr[r + 1] and indices[base] <= r:
+            base += 1
+        size0 = indptr[r + 1] - base
+        mark[r] = 1
+        for a in range(size0):
+            ext[a] = indices[base + a]
+            mark[ext[a]] = 1
+        # The root (size 1) node: its children are the edge items.
+        s, nxt[1], length[1] = 1, 0, size0
+        while s >= 1:
+            if nxt[s] < length[s]:
+                path[s] = nxt[s]
+                picked = ext[nxt[s]]
+                nxt[s] += 1
+                if s == depth:  # a node of size depth + 1: an item
+                    if count == items.shape[0]:
+                        grown = np.empty((2 * items.shape[0], depth + 1), np.int32)
+                        grown[:count] = items[:count]
+                        items = grown
+                    items[count, 0] = r
+                    for q in range(1, depth + 1):
+                        items[count, q] = path[q]
+                    count += 1
+                    continue
+                s += 1
+                tail = length[s - 1]
+                for j in range(indptr[picked], indptr[picked + 1]):
+                    u = indices[j]
+                    if u > r and mark[u] == 0:
+                        mark[u] = 1
+                        ext[tail] = u
+                        tail += 1
+                length[s] = tail
+                nxt[s] = nxt[s - 1]
+                add_wide(lo, hi, s + 1, tail - nxt[s])
+                continue
+            if s >= 2:
+                for a in range(length[s - 1], length[s]):
+                    mark[ext[a]] = 0
+            s -= 1
+        mark[r] = 0
+        for a in range(size0):
+            mark[ext[a]] = 0
+    return items[:count]

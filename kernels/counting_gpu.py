@@ -1,9 +1,11 @@
 """GPU (CuPy) side of the counting family; the kernels are in ``kernels/cuda/counting.cu``.
 
-Work is spread by persistent grids that fetch their next root (cliques: one warp each) or item
-(connected sets: one thread per edge item) from a device counter, heaviest first, so a few heavy
-roots never hold up a launch while other warps idle. Launches go in batches of roots/items, with
-a progress report (and a chance to cancel) between batches.
+Work is spread by persistent grids that fetch their next item from a device counter (cliques: a
+warp per item, heaviest first; connected sets: a thread per item). Items redistribute skewed work:
+heavy clique roots are split into their level-1 or level-2 search nodes, and the connected-set
+search is cut at the depth where there are enough nodes for every thread, the host counting the
+levels above (``counting_cpu.clique_items`` / ``connected_items``). Launches go in batches of
+items, with a progress report (and a chance to cancel) between batches.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kernels import counting_cpu as cpu
 from kernels.device import cupy, on_device
 from kernels.errors import LimitExceeded
 from kernels.graph import Graph
@@ -28,6 +31,11 @@ SCRATCH_BYTES = 2 << 30
 THREADS = 256
 #: Launches per run at most (progress granularity).
 BATCHES = 32
+#: Roots with this many out-neighbours (and level-1 nodes with this many candidates) are split
+#: into their subproblems, so that no warp is left with a giant clique's whole search.
+CLIQUE_SPLIT = 32
+#: The connected-set search is cut into items deeper and deeper until there are this many.
+CONNECTED_ITEMS = 1 << 16
 
 
 @cache
@@ -76,7 +84,7 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     Returns
     -------
     dict of int to int
-        Count per size 3..kmax (exact; 128-bit device totals).
+        Count per size 3..kmax (exact; 128-bit device totals plus the host's share).
 
     Raises
     ------
@@ -86,73 +94,74 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     cp = cupy()
     n = dptr.shape[0] - 1
     acc = cp.zeros(2 * (kmax + 2), dtype=cp.uint64)
-    outdeg = np.diff(dptr)
-    dmax = int(outdeg.max()) if n else 0
+    dmax = int(np.diff(dptr).max()) if n else 0
     if kmax < 3 or dmax == 0:
         return _wide(acc, range(3, kmax + 1))
     per_lane = next((r for r in CLIQUE_WORDS_PER_LANE if dmax <= 1024 * r), None)
     if per_lane is None:
         raise LimitExceeded(f"an out-degree of {dmax:,} after degeneracy ordering is over the "
                             "GPU clique kernel's 8,192", field="k")
+    lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
+    items = cpu.clique_items(dptr, dadj, kmax, lo_size, CLIQUE_SPLIT, lo, hi)
+    items = items[np.argsort(-items[:, 3], kind="stable")]  # heaviest first
+    nitems = int(items.shape[0])
     kernel = _module().get_function(f"clique_count_r{per_lane}")
     row_words = -(-dmax // 32)
     warps = min(_sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)),
-                int(np.count_nonzero(outdeg)))
+                max(nitems, 1))
     warps = -(-warps // (THREADS // 32)) * (THREADS // 32)  # whole blocks: every warp has rows
     scratch = cp.empty(warps * dmax * row_words, dtype=cp.uint32)
-    # Heaviest roots first; roots without out-neighbours add nothing.
-    order = np.argsort(-outdeg, kind="stable").astype(np.int32)
-    order = order[outdeg[order] > 0]
-    roots = cp.asarray(order)
+    d_items = cp.asarray(items)
     d_ptr, d_adj = cp.asarray(dptr), cp.asarray(dadj)
     counter = cp.zeros(1, dtype=cp.int32)
 
     def launch(start: int, stop: int) -> None:
         counter.fill(0)
         blocks = -(-min(warps, stop - start) * 32 // THREADS)
-        kernel((blocks,), (THREADS,), (d_ptr, d_adj, roots[start:stop], np.int32(stop - start),
+        kernel((blocks,), (THREADS,), (d_ptr, d_adj, d_items[start:stop], np.int32(stop - start),
                                        np.int32(kmax), np.int32(lo_size), scratch,
                                        np.int32(row_words), np.int32(dmax), counter, acc))
 
-    _batched(int(order.shape[0]), launch, progress, f"{what}: roots")
-    return _wide(acc, range(3, kmax + 1))
+    _batched(nitems, launch, progress, f"{what}: work items")
+    host = cpu.wide_totals(lo, hi)
+    return {s: c + host[s] for s, c in _wide(acc, range(3, kmax + 1)).items()}
 
 
 def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int, int]:
-    """Connected induced sets of sizes 3..kmax on the GPU (one thread per edge item)."""
+    """Connected induced sets of sizes 3..kmax on the GPU (one thread per search-node item)."""
     cp = cupy()
     acc = cp.zeros(2 * (kmax + 2), dtype=cp.uint64)
     if kmax < 3 or graph.m == 0:
         return _wide(acc, range(3, kmax + 1))
     dg = on_device(graph)
-    deg = np.diff(graph.indptr)
-    src = np.repeat(np.arange(graph.n, dtype=np.int32), deg)
-    arcs = np.flatnonzero(graph.indices > src)
-    roots = src[arcs]
-    # The pick's position among r's neighbours above r: those are the tail of r's sorted row.
-    above = np.bincount(roots, minlength=graph.n)
-    first = (arcs - (graph.indptr[roots + 1] - above[roots])).astype(np.int32)
-    # Heaviest first: an item's search grows with the degrees around its two vertices.
-    order = np.argsort(-(deg[roots] + deg[graph.indices[arcs]]), kind="stable")
-    item_root, item_first = cp.asarray(roots[order]), cp.asarray(first[order])
-    nitems = int(roots.shape[0])
-    cap = kmax * int(deg.max())
+    # Cut deeper (the host searching the levels above) until there are items for every thread.
+    depth = 0
+    while True:
+        depth += 1
+        lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
+        items = cpu.connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
+        if items.shape[0] >= CONNECTED_ITEMS or depth + 1 > kmax - 2:
+            break
+    nitems = int(items.shape[0])
+    cap = kmax * int(np.diff(graph.indptr).max())
     # Whole blocks, so that every launched thread has its list.
     threads = min(_sm_count() * 1024, max(THREADS, SCRATCH_BYTES // (cap * 4) // THREADS * THREADS),
                   -(-nitems // THREADS) * THREADS)
     scratch = cp.empty(threads * cap, dtype=cp.int32)
+    d_items = cp.asarray(items)
     counter = cp.zeros(1, dtype=cp.int32)
     kernel = _module().get_function("connected_items")
 
     def launch(start: int, stop: int) -> None:
         counter.fill(0)
         blocks = -(-min(threads, stop - start) // THREADS)
-        kernel((blocks,), (THREADS,), (dg.indptr, dg.indices, item_root[start:stop],
-                                       item_first[start:stop], np.int32(stop - start),
-                                       np.int32(kmax), scratch, np.int64(cap), counter, acc))
+        kernel((blocks,), (THREADS,), (dg.indptr, dg.indices, d_items[start:stop],
+                                       np.int32(depth), np.int32(stop - start), np.int32(kmax),
+                                       scratch, np.int64(cap), counter, acc))
 
-    _batched(nitems, launch, progress, "connected subgraphs: edge items")
-    return _wide(acc, range(3, kmax + 1))
+    _batched(nitems, launch, progress, f"connected subgraphs: items of size {depth + 1}")
+    host = cpu.wide_totals(lo, hi)
+    return {s: c + host[s] for s, c in _wide(acc, range(3, kmax + 1)).items()}
 
 
 def arc_triangles(graph: Graph) -> Any:

@@ -38,17 +38,37 @@ __device__ __forceinline__ bool contains(const int* __restrict__ list, long long
 }
 
 // ------------------------------------------------------------------------------------------------
-// Cliques. One warp per root v (fetched from a shared counter, heaviest roots first): the rows of
+// Cliques. One warp per item (fetched from a shared counter, heaviest first): the rows of
 // the bitmap of v's out-neighbourhood (bit b of row a: out-list entry b is an out-neighbour of
 // entry a, so only b > a), then a depth-first search over common candidates. Each lane owns words
 // lane, lane + 32, ... of every bitmap (R per lane: out-degrees up to 1024 R).
 // ------------------------------------------------------------------------------------------------
 
+// Row a of v's bitmap (out-list at p, length s), built by the calling lane alone.
+__device__ __forceinline__ void build_row(const long long* __restrict__ dptr,
+                                          const int* __restrict__ dadj, long long p, int s,
+                                          int a, unsigned* row, int words) {
+    for (int w = 0; w < words; ++w) row[w] = 0;
+    const int u = dadj[p + a];
+    for (long long j = dptr[u]; j < dptr[u + 1]; ++j) {
+        const int b = dadj[j];
+        int lo = a + 1, hi = s;  // out-lists are sorted: b can only sit after a
+        while (lo < hi) {
+            const int mid = (lo + hi) >> 1;
+            if (dadj[p + mid] < b) lo = mid + 1; else hi = mid;
+        }
+        if (lo < s && dadj[p + lo] == b) row[lo >> 5] |= 1u << (lo & 31);
+    }
+}
+
+// An item is a root (i = j = -1), a level-1 node (i) or a level-2 node (i, j) of a heavy root
+// (kernels/counting_cpu.py clique_items). A split item builds only the rows its subtree reads:
+// those of its prefix and of its candidates.
 template <int R>
 __device__ void clique_warp(const long long* __restrict__ dptr, const int* __restrict__ dadj,
-                            const int* __restrict__ roots, int nroots, int kmax, int lo_size,
+                            const int* __restrict__ items, int nitems, int kmax, int lo_size,
                             unsigned* __restrict__ scratch, int row_words, int dmax,
-                            int* next_root, u64* acc) {
+                            int* next_item, u64* acc) {
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     unsigned* rows = scratch + warp * (long long)dmax * row_words;
@@ -57,38 +77,50 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
     unsigned cand[KMAX][R];
     for (;;) {
         int idx = 0;
-        if (lane == 0) idx = atomicAdd(next_root, 1);
+        if (lane == 0) idx = atomicAdd(next_item, 1);
         idx = __shfl_sync(FULL, idx, 0);
-        if (idx >= nroots) break;
-        const int v = roots[idx];
+        if (idx >= nitems) break;
+        const int v = items[4 * idx], pi = items[4 * idx + 1], pj = items[4 * idx + 2];
         const long long p = dptr[v];
         const int s = (int)(dptr[v + 1] - p);
-        if (s == 0) continue;
         const int words = (s + 31) >> 5;
-        for (int a = lane; a < s; a += 32) {
-            unsigned* row = rows + (long long)a * row_words;
-            for (int w = 0; w < words; ++w) row[w] = 0;
-            const int u = dadj[p + a];
-            for (long long j = dptr[u]; j < dptr[u + 1]; ++j) {
-                const int b = dadj[j];
-                int lo = a + 1, hi = s;  // out-lists are sorted: b can only sit after a
-                while (lo < hi) {
-                    const int mid = (lo + hi) >> 1;
-                    if (dadj[p + mid] < b) lo = mid + 1; else hi = mid;
-                }
-                if (lo < s && dadj[p + lo] == b) row[lo >> 5] |= 1u << (lo & 31);
+        int t0 = 0;
+        if (pi < 0) {
+            for (int a = lane; a < s; a += 32) {
+                build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
             }
-        }
-        __syncwarp();
+            __syncwarp();
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int w = r * 32 + lane;
-            cand[0][r] = w < words - 1 ? FULL
-                       : w == words - 1 ? ((s & 31) ? (1u << (s & 31)) - 1 : FULL) : 0u;
+            for (int r = 0; r < R; ++r) {
+                const int w = r * 32 + lane;
+                cand[0][r] = w < words - 1 ? FULL
+                           : w == words - 1 ? ((s & 31) ? (1u << (s & 31)) - 1 : FULL) : 0u;
+            }
+        } else {
+            t0 = pj < 0 ? 1 : 2;
+            if (lane == 0) build_row(dptr, dadj, p, s, pi, rows + (long long)pi * row_words, words);
+            if (lane == 1 && pj >= 0) {
+                build_row(dptr, dadj, p, s, pj, rows + (long long)pj * row_words, words);
+            }
+            __syncwarp();
+            const unsigned* ri = rows + (long long)pi * row_words;
+            const unsigned* rj = rows + (long long)(pj < 0 ? pi : pj) * row_words;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int w = r * 32 + lane;
+                cand[t0][r] = w < words ? ri[w] & rj[w] : 0u;
+            }
+            // Candidates lie after pi and pj, so their rows never overwrite the prefix's.
+            for (int a = lane; a < s; a += 32) {
+                if ((ri[a >> 5] & rj[a >> 5]) >> (a & 31) & 1u) {
+                    build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
+                }
+            }
+            __syncwarp();
         }
-        int t = 0;
+        int t = t0;
         bool fresh = true;
-        while (t >= 0) {
+        while (t >= t0) {
             if (fresh) {
                 fresh = false;
                 int c = 0;
@@ -129,10 +161,10 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
 
 #define CLIQUE_KERNEL(R)                                                                        \
     extern "C" __global__ void clique_count_r##R(                                              \
-        const long long* dptr, const int* dadj, const int* roots, int nroots, int kmax,        \
-        int lo_size, unsigned* scratch, int row_words, int dmax, int* next_root, u64* acc) {   \
-        clique_warp<R>(dptr, dadj, roots, nroots, kmax, lo_size, scratch, row_words, dmax,    \
-                       next_root, acc);                                                        \
+        const long long* dptr, const int* dadj, const int* items, int nitems, int kmax,        \
+        int lo_size, unsigned* scratch, int row_words, int dmax, int* next_item, u64* acc) {   \
+        clique_warp<R>(dptr, dadj, items, nitems, kmax, lo_size, scratch, row_words, dmax,    \
+                       next_item, acc);                                                        \
     }
 
 CLIQUE_KERNEL(1)
@@ -140,17 +172,36 @@ CLIQUE_KERNEL(2)
 CLIQUE_KERNEL(4)
 CLIQUE_KERNEL(8)
 
+// The node of size s (members[0..s-1], the last one just picked) appends the picked vertex's
+// neighbours above the root that no earlier member has discovered; len[s] = the new length.
+__device__ __forceinline__ void extend(const long long* __restrict__ indptr,
+                                       const int* __restrict__ indices, int r,
+                                       const int* members, int s, int* ext, int* len) {
+    const int picked = members[s - 1];
+    int tail = len[s - 1];
+    for (long long j = indptr[picked]; j < indptr[picked + 1]; ++j) {
+        const int u = indices[j];
+        if (u <= r) continue;
+        bool seen = false;
+        for (int q = 0; q < s - 1 && !seen; ++q) {
+            const int x = members[q];
+            seen = x == u || contains(indices, indptr[x], indptr[x + 1], u);
+        }
+        if (!seen) ext[tail++] = u;
+    }
+    len[s] = tail;
+}
+
 // ------------------------------------------------------------------------------------------------
-// Connected induced sets. One thread per item (root r = smallest vertex, first pick = the f-th
-// neighbour of r above r), fetched from a shared counter, heaviest items first. ESU as on the CPU
+// Connected induced sets. One thread per item (a search node of size depth + 1: its smallest vertex
+// r and the list positions of its picks), fetched from a shared counter. ESU as on the CPU
 // (kernels/counting_cpu.py connected_root) with the same list order; "already discovered" is
 // tested by adjacency to the earlier members (binary search in sorted rows), not by marks.
 // ------------------------------------------------------------------------------------------------
 
 extern "C" __global__ void connected_items(const long long* __restrict__ indptr,
                                            const int* __restrict__ indices,
-                                           const int* __restrict__ item_root,
-                                           const int* __restrict__ item_first, int nitems,
+                                           const int* __restrict__ items, int depth, int nitems,
                                            int kmax, int* __restrict__ scratch, long long cap,
                                            int* next_item, u64* acc) {
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -163,7 +214,8 @@ extern "C" __global__ void connected_items(const long long* __restrict__ indptr,
     for (;;) {
         const int item = atomicAdd(next_item, 1);
         if (item >= nitems) break;
-        const int r = item_root[item];
+        const int* path = items + (long long)item * (depth + 1);
+        const int r = path[0];
         long long base = indptr[r];
         {
             long long hi = indptr[r + 1];
@@ -174,29 +226,22 @@ extern "C" __global__ void connected_items(const long long* __restrict__ indptr,
         }
         const int size0 = (int)(indptr[r + 1] - base);
         for (int a = 0; a < size0; ++a) ext[a] = indices[base + a];
-        const int f = item_first[item];
         members[0] = r;
-        members[1] = ext[f];
-        nxt[1] = f + 1;
         len[1] = size0;
-        int s = 2;
+        // Replay the item's picks (the host counted the nodes on the way), then search below it.
+        int s = 1;
+        for (int q = 1; q <= depth; ++q) {
+            if (q > 1) extend(indptr, indices, r, members, s, ext, len);
+            members[s] = ext[path[q]];
+            nxt[s] = path[q] + 1;
+            ++s;
+        }
         bool fresh = true;
-        while (s >= 2) {
+        while (s > depth) {
             if (fresh) {
                 fresh = false;
-                const int picked = members[s - 1];
-                int tail = len[s - 1];
-                for (long long j = indptr[picked]; j < indptr[picked + 1]; ++j) {
-                    const int u = indices[j];
-                    if (u <= r) continue;
-                    bool seen = false;
-                    for (int q = 0; q < s - 1 && !seen; ++q) {
-                        const int x = members[q];
-                        seen = x == u || contains(indices, indptr[x], indptr[x + 1], u);
-                    }
-                    if (!seen) ext[tail++] = u;
-                }
-                len[s] = tail;
+                extend(indptr, indices, r, members, s, ext, len);
+                const int tail = len[s];
                 nxt[s] = nxt[s - 1];
                 if (s + 1 <= kmax) add_partial(part, acc, s + 1, (u64)(tail - nxt[s]));
                 if (s + 2 > kmax) nxt[s] = tail;

@@ -247,7 +247,13 @@ needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUD
 
 @pytest.mark.gpu
 @needs_gpu
-def test_gpu_matches_cpu_on_random_graphs() -> None:
+@pytest.mark.parametrize(("split", "items"), [(32, 1 << 16), (2, 1), (4, 300)])
+def test_gpu_matches_cpu_on_random_graphs(monkeypatch, split: int, items: int) -> None:
+    from kernels import counting_gpu
+
+    # Small thresholds split every root and cut the connected search at every depth.
+    monkeypatch.setattr(counting_gpu, "CLIQUE_SPLIT", split)
+    monkeypatch.setattr(counting_gpu, "CONNECTED_ITEMS", items)
     for g in random_graphs():
         graph = from_nx(g)
         for kind in FUNCTIONS:
