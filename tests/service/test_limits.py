@@ -4,14 +4,33 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 
 import httpx
+import pytest
 
 from service.limits import DEFAULT_DEVICE_BYTES_PER_NODE
-from tests.conftest import PLUGIN, Stack, wait_until
+from tests.conftest import PLUGIN, Stack
 
 PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
 PLUGINS = json.dumps([PLUGIN, "tests.support.memory_algorithm"])
+#: Each test of the shared idle stack has its own key, hence its own active-job count.
+IDLE_KEYS = {"jobs-key": "jobs", "memory-key": "memory"}
+
+
+@pytest.fixture(scope="module")
+def idle(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """An API without workers (jobs stay queued), a limit of 2 active jobs per key."""
+    stack = Stack(redis_url, tmp_path_factory.mktemp("idle"), api_keys=json.dumps(IDLE_KEYS),
+                  max_active_jobs_per_key="2", extra_algorithm_modules=PLUGINS)
+    stack.start_api()
+    yield stack
+    stack.stop()
+
+
+def _speak_as(stack: Stack, key: str) -> Stack:
+    stack.http.headers["Authorization"] = f"Bearer {key}"
+    return stack
 
 
 def _hammer(http: httpx.Client, times: int) -> list[httpx.Response]:
@@ -35,17 +54,19 @@ def test_request_rate_per_key(make_stack) -> None:
         assert a.get("/v1/algorithms").status_code == 200
 
 
-def test_active_jobs_per_key(make_stack) -> None:
-    stack = make_stack(workers=0, max_active_jobs_per_key="2")
+def test_active_jobs_per_key(idle: Stack) -> None:
+    stack = _speak_as(idle, "jobs-key")
     graph = stack.upload(PATH_WITH_TAIL)["id"]
-    first, second = (stack.submit(graph, "bfs", {"source": 10}).json() for _ in range(2))
-    refused = stack.submit(graph, "bfs", {"source": 10})
+    first, second = (stack.submit(graph, "bfs", {"source": 10}, backend="cpu").json()
+                     for _ in range(2))
+    refused = stack.submit(graph, "bfs", {"source": 10}, backend="cpu")
     assert refused.status_code == 429 and refused.headers["retry-after"]
     assert refused.json()["error"]["code"] == "too_many_jobs"
     listed = {j["id"] for j in stack.http.get("/v1/jobs").json()["jobs"]}
     assert listed == {first["id"], second["id"]}  # the refused job left nothing behind
     assert stack.http.delete(f"/v1/jobs/{first['id']}").json()["status"] == "canceled"
-    assert stack.submit(graph, "bfs", {"source": 10}).status_code == 202  # a slot is free again
+    again = stack.submit(graph, "bfs", {"source": 10}, backend="cpu")
+    assert again.status_code == 202  # a slot is free again
 
 
 def _fake_gpu_worker(stack: Stack, free: int) -> None:
@@ -57,8 +78,8 @@ def _fake_gpu_worker(stack: Stack, free: int) -> None:
     stack.redis.sadd(f"{stack.prefix}:workers", "fake-gpu")
 
 
-def test_gpu_memory_is_checked_before_queueing(make_stack) -> None:
-    stack = make_stack(workers=0, extra_algorithm_modules=PLUGINS)
+def test_gpu_memory_is_checked_before_queueing(idle: Stack) -> None:
+    stack = _speak_as(idle, "memory-key")
     graph = stack.upload(PATH_WITH_TAIL)
     default = graph["bytes"] + DEFAULT_DEVICE_BYTES_PER_NODE * graph["n"]
     _fake_gpu_worker(stack, free=default - 1)
@@ -74,12 +95,12 @@ def test_gpu_memory_is_checked_before_queueing(make_stack) -> None:
     assert stack.submit(graph["id"], "bfs", {"source": 10}, backend="cpu").status_code == 202
 
     # An algorithm's own estimate is what is compared.
-    claims = {"device_bytes": default - 2}
-    fits = stack.submit(graph["id"], "test_memory", claims, backend="gpu")
-    assert fits.status_code == 202 and fits.json()["estimate"]["device_bytes"] == default - 2
     too_big = stack.submit(graph["id"], "test_memory", {"device_bytes": 2**40}, backend="gpu")
     assert too_big.status_code == 413
     assert too_big.json()["error"]["estimate"]["device_bytes"] == 2**40
+    claims = {"device_bytes": default - 2}
+    fits = stack.submit(graph["id"], "test_memory", claims, backend="gpu")
+    assert fits.status_code == 202 and fits.json()["estimate"]["device_bytes"] == default - 2
 
 
 def test_out_of_memory_job_fails_and_the_worker_keeps_serving(make_stack) -> None:
@@ -90,9 +111,6 @@ def test_out_of_memory_job_fails_and_the_worker_keeps_serving(make_stack) -> Non
     assert "OutOfMemoryError" in oom["error"]["message"]
     after = stack.wait_job(stack.submit(graph, "bfs", {"source": 10}).json()["id"])
     assert after["status"] == "succeeded" and after["worker"] == oom["worker"]
-    assert [w["name"] for w in stack.live_workers()] == [oom["worker"]]
-
-
-def test_cpu_workers_report_no_gpu_memory(stack: Stack) -> None:
-    workers = wait_until(stack.live_workers)
-    assert all(w["backend"] == "cpu" and w["gpu_free_bytes"] is None for w in workers)
+    workers = stack.live_workers()
+    assert [w["name"] for w in workers] == [oom["worker"]]
+    assert workers[0]["gpu_free_bytes"] is None  # a CPU worker reports no GPU memory

@@ -72,37 +72,25 @@ def test_metrics(make_stack) -> None:
     assert _value(samples, "graphgpu_workers", backend="cpu") == 0
 
 
-def test_ready_needs_a_live_worker(make_stack) -> None:
+def test_ready_worker_logs_and_memory_report(make_stack, tmp_path) -> None:
     stack = make_stack(workers=0)
     not_ready = stack.http.get("/v1/ready")
     assert not_ready.status_code == 503
     assert not_ready.json()["error"]["code"] == "not_ready"
     assert "no worker" in not_ready.json()["error"]["message"]
     assert stack.http.get("/v1/health").status_code == 200  # liveness is not readiness
-    stack.start_worker()
-    ready = stack.http.get("/v1/ready")
-    assert ready.status_code == 200 and ready.json() == {"status": "ready", "redis": True,
-                                                         "workers": 1}
 
-
-def test_worker_memory_report_rides_on_the_heartbeat(make_stack) -> None:
-    stack = make_stack(workers=1)
-    name = stack.live_workers()[0]["name"]
-    report = {"gpu_free_bytes": 123, "gpu_total_bytes": 456}
-    key = gpu_memory_key(Settings(redis_prefix=stack.prefix), name)
-    stack.redis.set(key, json.dumps(report))
-    worker = wait_until(lambda: next((w for w in stack.live_workers()
-                                      if w.get("gpu_free_bytes") == 123), None), timeout=10)
-    assert worker["gpu_total_bytes"] == 456
-
-
-def test_worker_logs_are_json_with_the_job_id(make_stack, tmp_path) -> None:
-    stack = make_stack(workers=0)
     log_file = tmp_path / "worker.log"
     with log_file.open("wb") as sink:
         worker = subprocess.Popen([sys.executable, "-m", "workers", "--backend", "cpu"],
                                   env=stack.env, cwd=REPO, stderr=sink)
     stack.workers.append(worker)
+    name = wait_until(stack.live_workers, timeout=30)[0]["name"]
+    ready = stack.http.get("/v1/ready")
+    assert ready.status_code == 200 and ready.json() == {"status": "ready", "redis": True,
+                                                         "workers": 1}
+
+    # Worker logs are JSON lines, and those made while serving a job carry its id.
     job = stack.submit(stack.upload(PATH_WITH_TAIL)["id"], "connected_components").json()
     stack.wait_job(job["id"])
 
@@ -114,6 +102,13 @@ def test_worker_logs_are_json_with_the_job_id(make_stack, tmp_path) -> None:
     entries = wait_until(logged, timeout=10)
     assert all(e["process"] == "worker" and e["level"] == "info" for e in entries)
     assert any("succeeded" in e["message"] for e in entries)
+
+    # What a worker reports about its GPU rides on its monitor's next heartbeat.
+    report = {"gpu_free_bytes": 123, "gpu_total_bytes": 456}
+    stack.redis.set(gpu_memory_key(Settings(redis_prefix=stack.prefix), name), json.dumps(report))
+    published = wait_until(lambda: next((w for w in stack.live_workers()
+                                         if w.get("gpu_free_bytes") == 123), None), timeout=10)
+    assert published["gpu_total_bytes"] == 456
 
 
 def test_api_access_log_names_tenant_and_job(redis_url: str, tmp_path) -> None:
