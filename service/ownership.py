@@ -14,8 +14,12 @@ import time
 from typing import Any
 
 from redis import Redis
+from redis.lock import Lock
 
 from kernels.settings import Settings
+
+#: Longest a claim-and-files change may hold a graph's lock (a store of a large graph included).
+LOCK_SECONDS = 300
 
 
 class Ownership:
@@ -36,6 +40,11 @@ class Ownership:
 
     def _tenant_key(self, tenant: str) -> str:
         return self.settings.key("tenant", tenant, "graphs")
+
+    def lock(self, graph_id: str) -> Lock:
+        """The graph's lock, held while its claims and its files change together."""
+        return self.redis.lock(self.settings.key("graph", graph_id, "lock"), timeout=LOCK_SECONDS,
+                               blocking_timeout=LOCK_SECONDS)
 
     def grant(self, graph_id: str, tenant: str, name: str | None) -> bool:
         """Give ``tenant`` a claim on a stored graph; False if it already had one."""

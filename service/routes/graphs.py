@@ -52,12 +52,20 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State) -> tuple[dict, bool]:
+def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State,
+                     tenant: str) -> tuple[dict, bool]:
+    """Store the graph and give ``tenant`` its claim; True if the claim is new."""
     parsed = parse_graph(data, fmt, settings=st.settings)
     graph, report = build_graph(parsed.src, parsed.dst, parsed.weights,
                                 extra_nodes=parsed.extra_nodes, settings=st.settings)
     source = {"format": parsed.format, "compressed": parsed.compressed, "bytes": len(data)}
-    return st.graphs.put(graph, name=name, source=source, report=report)
+    meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
+    # The last other owner's delete may remove the files between the put and the claim: claim
+    # under the graph's lock, and store again if they went.
+    with st.owners.lock(meta["id"]):
+        if not st.graphs.exists(meta["id"]):
+            meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
+        return meta, st.owners.grant(meta["id"], tenant, name)
 
 
 @router.post("", operation_id="graphs-upload", summary="Upload a graph", description=_UPLOAD_DOC,
@@ -76,13 +84,13 @@ async def upload_graph(
     upload = await read_upload(request, st.settings.max_upload_bytes)
     fmt = upload.fields.get("format", format)
     name = upload.fields.get("name", name) or upload.filename
+    tenant = caller(request).tenant
     try:
-        meta, _ = await run_in_threadpool(_parse_and_store, upload.data, fmt, name, st)
+        # New for this tenant, whoever stored the content first (not the caller's business).
+        meta, created = await run_in_threadpool(_parse_and_store, upload.data, fmt, name, st,
+                                                tenant)
     except KernelError as exc:
         raise from_kernel_error(exc) from None
-    tenant = caller(request).tenant
-    # New for this tenant, whoever stored the content first (that is not the caller's business).
-    created = st.owners.grant(meta["id"], tenant, name)
     response.status_code = 201 if created else 200
     response.headers["Location"] = f"/v1/graphs/{meta['id']}"
     return st.owners.view(meta, tenant)
@@ -127,8 +135,9 @@ def delete_graph(graph_id: str, request: Request) -> Response:
     if _jobs_using(st, graph_id, who):
         raise Conflict("graph_in_use", f"graph {graph_id} is used by a queued or running job")
     owners = st.owners.owners(graph_id) if who.admin else [who.tenant]
-    if st.owners.release(graph_id, owners) == 0 and not st.jobs.graph_in_use(graph_id):
-        st.graphs.delete(graph_id)
+    with st.owners.lock(graph_id):  # against an upload of the same graph claiming it meanwhile
+        if st.owners.release(graph_id, owners) == 0 and not st.jobs.graph_in_use(graph_id):
+            st.graphs.delete(graph_id)
     return Response(status_code=204)
 
 
