@@ -8,6 +8,9 @@ import logging
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -111,25 +114,47 @@ def test_ready_worker_logs_and_memory_report(make_stack, tmp_path) -> None:
     assert published["gpu_total_bytes"] == 456
 
 
-def test_api_access_log_names_tenant_and_job(redis_url: str, tmp_path) -> None:
+@contextmanager
+def _in_process_api(settings: Settings, **client: Any) -> Iterator[tuple[Any, io.StringIO]]:
+    """The app on a TestClient, with what it logs (start-up included) going to a buffer."""
     with warnings.catch_warnings():  # starlette's TestClient warns about httpx at import
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
+    app = create_app(settings)
+    lines = io.StringIO()
+    logging.getLogger().handlers[0].setStream(lines)  # the handler create_app installed
+    with TestClient(app, **client) as http:
+        yield http, lines
+
+
+def _entries(lines: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in lines.getvalue().splitlines()]
+
+
+def test_api_access_log_names_tenant_and_job(redis_url: str, tmp_path) -> None:
     settings = Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix="accesslog",
                         api_keys={"k": "alice"})
-    lines = io.StringIO()
-    with TestClient(create_app(settings), headers={"Authorization": "Bearer k"}) as http:
-        logging.getLogger().handlers[0].setStream(lines)  # the handler create_app installed
+    with _in_process_api(settings, headers={"Authorization": "Bearer k"}) as (http, lines):
         graph = http.post("/v1/graphs", content=PATH_WITH_TAIL).json()
         job = http.post("/v1/jobs", json={"graph_id": graph["id"], "algorithm": "bfs",
                                           "params": {"source": 10}}).json()
         http.get(f"/v1/jobs/{job['id']}")
-    entries = [json.loads(line) for line in lines.getvalue().splitlines()]
-    access = [e for e in entries if e["logger"] == "graphgpu.api"]
+    access = [e for e in _entries(lines) if e["logger"] == "graphgpu.api"]
     assert [(e["message"], e.get("job_id")) for e in access] == [
         ("POST /v1/graphs 201", None), ("POST /v1/jobs 202", job["id"]),
         (f"GET /v1/jobs/{job['id']} 200", job["id"])]
     assert all(e["tenant"] == "alice" and e["ms"] >= 0 for e in access)
+
+
+def test_open_mode_says_so_at_start_up(redis_url: str, tmp_path) -> None:
+    warned = []
+    for prefix, keys in (("open", {}), ("keyed", {"k": "alice"})):
+        settings = Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix=prefix,
+                            api_keys=keys)
+        with _in_process_api(settings) as (_, lines):
+            pass
+        warned.append([e["message"] for e in _entries(lines) if e["level"] == "warning"])
+    assert len(warned[0]) == 1 and "OPEN" in warned[0][0] and warned[1] == []
 
 
 def test_json_formatter() -> None:
