@@ -2,6 +2,8 @@
 
 Run as ``python bench/bench_cnd.py [--parts speed,quality] [--limits 1,10] [--out FILE]``.
 Without CuPy or a GPU the GPU rows are skipped; without ``pycnp`` its columns are.
+``--parts distributed`` (not in the default: it starts Redis and ``--workers`` CPU worker
+processes) times ``distributed`` jobs of ``--starts`` seeds through the service's own queue.
 
 Speed (the paper's test set): Barabási-Albert (m = 2) and Watts-Strogatz (k = 4, p = 0.1)
 graphs of 100 to 20,000 nodes, seed 1, k = 5 and n / 4. ``cpu greedy`` is CND* on one core
@@ -49,16 +51,17 @@ SIZES = (100, 500, 2000, 10000, 20000)
 MODELS = {"BA": ("barabasi_albert", {"m": 2}), "WS": ("watts_strogatz", {"k": 4, "p": 0.1})}
 
 
-def generated(model: str, n: int) -> Graph:
+def generated(model: str, n: int) -> tuple[Graph, Any]:
+    """The model's graph of n nodes (seed 1) and its normalisation report."""
     name, extra = MODELS[model]
     edges = generate(name, {"n": n, "seed": 1, **extra})
-    graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
-    return graph
+    return build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
 
 
-def wall_ms(fn: Any, repeat: int) -> float:
-    """Median wall time in ms of ``fn`` after one warm-up call."""
-    fn()
+def wall_ms(fn: Any, repeat: int, warm: bool = True) -> float:
+    """Median wall time in ms of ``fn`` (after one warm-up call when ``warm``)."""
+    if warm:
+        fn()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -87,14 +90,14 @@ def speed(repeat: int, gpu: bool, sizes: tuple[int, ...]) -> list[dict]:
     rows: list[dict] = []
     for model in MODELS:
         for n in sizes:
-            graph = generated(model, n)
+            graph, _ = generated(model, n)
             for k in sorted({5, n // 4}):
                 label = f"{model}-{n} k={k}"
-                runs = repeat if n <= 2000 else 1
+                runs = repeat if n <= 2000 else 1  # Numba compiled by then: no warm-up needed
                 comp = np.zeros(graph.n, np.int64)
                 counts = np.zeros(graph.n + 1, np.int64)
                 cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_cpu.cnd_star(
-                    g.indptr, g.indices, k, np.uint64(0), c, s), runs)
+                    g.indptr, g.indices, k, np.uint64(0), c, s), runs, warm=n <= 2000)
                 base = {"graph": label, "n": graph.n, "m": graph.m, "peer": "cpu greedy",
                         "peer_ms": cpu_ms}
                 rows.append({**base, "backend": "cpu greedy", "time_ms": cpu_ms,
@@ -132,7 +135,7 @@ def load_cnp(data_dir: Path, file: str) -> Graph:
 
 def _warm() -> None:
     """Compile the Numba code before any timed run of this process."""
-    graph = generated("BA", 100)
+    graph, _ = generated("BA", 100)
     critical_nodes_cpu(graph, CndParams(k=5, method="search", starts=2, time_limit_s=0.05),
                        no_progress)
 
@@ -230,6 +233,83 @@ def quality(data_dir: Path, limits: list[float], gpu: bool, processes: int) -> s
     return text
 
 
+# ------------------------------------------------------------------------------------------------
+# Distributed: the service's own queue, with real workers
+# ------------------------------------------------------------------------------------------------
+
+
+def submit_and_wait(jobs: Any, graph_id: str, params: dict[str, Any]) -> tuple[float, str]:
+    """Queue a job the way the API does; (ms from submit to finish, final status)."""
+    start = time.perf_counter()
+    record, _ = jobs.submit(kind="algorithm", name="critical_nodes", graph_id=graph_id,
+                            params=params, backend="auto", idempotency_key=None, owner="",
+                            key_id="bench")
+    while (status := jobs.get(record["id"])["status"]) in ("queued", "running"):
+        time.sleep(0.005)
+    return (time.perf_counter() - start) * 1e3, status
+
+
+def distributed(sizes: tuple[int, ...], workers: int, starts: int) -> list[dict]:
+    """``distributed`` jobs (``starts`` seeds in ``workers`` shards) through a real Redis and
+    ``workers`` CPU worker processes, timed from submit to the reduce job's finish; the peer is
+    CND* on one core (one start)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from redis import Redis
+
+    from kernels.settings import get_settings
+    from kernels.store import GraphStore
+    from service.jobs import JobStore
+    from service.redis_server import RedisServer
+
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp) / "redis")
+        url = server.start()
+        env = {**os.environ, "GRAPHGPU_REDIS_URL": url, "GRAPHGPU_DATA_DIR": f"{tmp}/data",
+               "PYTHONPATH": str(ROOT), "GRAPHGPU_EXTRA_ALGORITHM_MODULES": "[]"}
+        os.environ.update({k: env[k] for k in ("GRAPHGPU_REDIS_URL", "GRAPHGPU_DATA_DIR")})
+        get_settings.cache_clear()
+        settings = get_settings()
+        redis = Redis.from_url(url)
+        procs = [subprocess.Popen([sys.executable, "-m", "workers", "--backend", "cpu"], env=env,
+                                  cwd=ROOT) for _ in range(workers)]
+        try:
+            while redis.scard(settings.key("workers")) < workers:
+                time.sleep(0.2)
+            store = GraphStore(settings.graphs_dir, settings.tmp_dir)
+            jobs = JobStore(redis, settings)
+            for model in MODELS:
+                for n in sizes:
+                    graph, report = generated(model, n)
+                    meta, _ = store.put(graph, name=f"{model}-{n}", source={"format": "bench"},
+                                        report=report)
+                    for k in sorted({5, n // 4}):
+                        comp = np.zeros(graph.n, np.int64)
+                        counts = np.zeros(graph.n + 1, np.int64)
+                        cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_cpu.cnd_star(
+                            g.indptr, g.indices, k, np.uint64(0), c, s), 1)
+                        params = {"k": k, "method": "distributed", "starts": starts,
+                                  "shards": workers}
+                        ms, status = submit_and_wait(jobs, meta["id"], params)
+                        what = f"distributed ({workers} CPU workers, {starts} starts)"
+                        rows.append({"graph": f"{model}-{n} k={k}", "n": graph.n, "m": graph.m,
+                                     "backend": what if status == "succeeded" else status,
+                                     "time_ms": ms, "peer": "cpu greedy", "peer_ms": cpu_ms,
+                                     "throughput": f"{starts * 1e3 / ms:,.1f} starts/s",
+                                     "ratio": cpu_ms / ms})
+                        print(rows[-1], flush=True)
+        finally:
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.wait(30)
+            server.stop()
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="speed,quality")
@@ -237,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limits", default="1,10", help="search time limits, seconds")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--processes", type=int, default=12, help="CPU quality runs at once")
+    parser.add_argument("--workers", type=int, default=2, help="distributed: CPU workers")
+    parser.add_argument("--starts", type=int, default=8, help="distributed: greedy starts")
     default_data = ROOT / ".benchdata"
     if not default_data.is_dir():
         default_data = ROOT.parent / "shared" / "data" / "real"
@@ -253,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
         sizes = tuple(int(s) for s in args.sizes.split(","))
         texts.append(print_table(speed(args.repeat, gpu, sizes),
                                  "CND* greedy: CPU vs GPU (time of the run)"))
+    if "distributed" in parts:
+        sizes = tuple(int(s) for s in args.sizes.split(","))
+        texts.append(print_table(distributed(sizes, args.workers, args.starts),
+                                 f"CND* distributed over the queue, {args.workers} CPU workers on "
+                                 f"{device_name('cpu')} (submit to finish)"))
     if "quality" in parts:
         data_dir = args.data_dir
         if not (data_dir / "cnp").is_dir():

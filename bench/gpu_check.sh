@@ -33,6 +33,7 @@ BENCHES=(
     "bench/bench_centrality.py daccer_bench.md"
     "bench/bench_apsp.py apsp.md"
     "bench/bench_counting.py counting.md"
+    "bench/bench_cnd.py cnd.md"
 )
 
 status=0

@@ -19,7 +19,8 @@ and in the cloud* (the paper in the project's seeds):
 * ``distributed`` (pCND*(Cloud)): the worker fans the starts out as ``shards`` queue jobs (a
   range of seeds each, on any worker) and a reduce job keeps the best; see
   :func:`shard_params` and :func:`merge_results` (the queue side is ``workers/fanout.py``).
-* ``search`` (past the paper): from the best of ``starts`` greedy runs, swap moves under
+* ``search`` (past the paper): from the best of ``starts`` greedy runs (on the CPU, or a
+  greedy removal by exact articulation gains when that is better), swap moves under
   ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
   (exact, from the articulation points of that component), put back the deleted node whose
   return joins the fewest, with tabu tenures and restarts from the best set (see
@@ -243,13 +244,17 @@ def _run(graph: Graph, params: CndParams, backend: Backend, progress: ProgressFn
 def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, patience: int,
                started: float, deadline: float, progress: ProgressFn
                ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
-    """One swap-search chain from ``start`` until ``deadline``.
+    """One swap-search chain until ``deadline``, from ``start`` (the best greedy CND* set) or
+    from a greedy removal (:func:`kernels.cnd_cpu.greedy_removal`) when that is better.
 
     Returns
     -------
     removed, objective, time_to_best, iterations, timeline
     """
-    chain = cnd_cpu.SearchState(graph.indptr, graph.indices, start.astype(np.int32), seed)
+    chain = cnd_cpu.SearchState(graph.indptr, graph.indices, None, seed, k=start.shape[0])
+    if chain.best_objective >= objective:  # the greedy removal start is no better: CND*'s
+        chain = cnd_cpu.SearchState(graph.indptr, graph.indices, start.astype(np.int32), seed)
+    objective = chain.best_objective
     timeline = [[round(time.perf_counter() - started, 6), float(objective)]]
     found = timeline[0][0]
     batch = 16
