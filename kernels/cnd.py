@@ -1,8 +1,9 @@
 """Critical node detection: delete exactly k nodes to minimise the connected pairs left.
 
 The objective of a set A of k nodes is the sum, over the components of G - A, of s(s - 1) / 2.
-After Lalou-style CND and its CND* / pCND* versions of *Parallel critical node detection on GPU
-and in the cloud* (the paper in the project's seeds):
+After the CND heuristic (an MIS grown greedily back to n - k nodes) and its CND* / pCND*
+versions of *Parallel critical node detection on GPU and in the cloud* (the paper in the
+project's seeds):
 
 * ``greedy`` (CND*): a maximal independent set, randomised by ``seed``, is the starting set of
   kept ("selected") nodes; while more than k nodes are forbidden, the forbidden node whose
@@ -24,8 +25,13 @@ and in the cloud* (the paper in the project's seeds):
   ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
   (exact, from the articulation points of that component), put back the deleted node whose
   return joins the fewest, with tabu tenures and restarts from the best set (see
-  :func:`kernels.cnd_cpu.swap_search`). On the GPU many such chains run at once, one per
-  thread, from the best GPU multistart sets.
+  :func:`kernels.cnd_cpu.swap_search`). On the GPU thousands of such chains run at once, one
+  per warp, from the blocks' best multistart sets; a warp scores every removal candidate of
+  the component and every restore candidate in parallel. Search answers depend on the time
+  limit (and on the backend); greedy, multistart and distributed answers depend on the seeds
+  only and are the same on both backends.
+* Run in-process (no queue, e.g. a direct library call), ``distributed`` is the multistart of
+  all its seeds, which is what the shards compute together.
 
 Every result's objective is recomputed independently (SciPy's connected components of the
 residual graph) before it is returned.

@@ -305,7 +305,10 @@ __device__ int relabel(const long long* indptr, const int* indices, Chain& ch, i
         ch.comp[v] = fresh;
         for (long long j = indptr[v]; j < indptr[v + 1]; ++j) {
             const int w = indices[j];
-            if (ch.comp[w] != 0 && ch.seen[w] != stamp) { ch.seen[w] = stamp; ch.queue[tail++] = w; }
+            if (ch.comp[w] != 0 && ch.seen[w] != stamp) {
+                ch.seen[w] = stamp;
+                ch.queue[tail++] = w;
+            }
         }
     }
     ch.csize[fresh] = tail;
@@ -322,7 +325,11 @@ __device__ void release(Chain& ch, int c) {
 __device__ void load(const long long* indptr, const int* indices, Chain& ch, int n, int k,
                      const int* nodes) {
     for (int v = 0; v < n; ++v) { ch.comp[v] = -1; ch.dpos[v] = -1; }
-    for (int i = 0; i < k; ++i) { ch.comp[nodes[i]] = 0; ch.dlist[i] = nodes[i]; ch.dpos[nodes[i]] = i; }
+    for (int i = 0; i < k; ++i) {
+        ch.comp[nodes[i]] = 0;
+        ch.dlist[i] = nodes[i];
+        ch.dpos[nodes[i]] = i;
+    }
     ch.ctl[CTL_FREE] = 0;
     for (int c = n; c >= 1; --c) { ch.csize[c] = 0; ch.freel[ch.ctl[CTL_FREE]++] = c; }
     long long obj = 0;

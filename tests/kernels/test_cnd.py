@@ -11,9 +11,17 @@ import numpy as np
 import pytest
 
 from kernels import cnd_cpu
-from kernels.cnd import CndParams, critical_nodes_cpu, critical_nodes_gpu, estimate, objective_of
+from kernels.cnd import (
+    CndParams,
+    critical_nodes_cpu,
+    critical_nodes_gpu,
+    estimate,
+    merge_results,
+    objective_of,
+    shard_params,
+)
 from kernels.device import gpu_available
-from kernels.errors import InvalidInput
+from kernels.errors import InvalidInput, JobCanceled
 from kernels.formats import parse_graph
 from kernels.graph import Graph, build_graph
 from kernels.registry import get_algorithm, no_progress
@@ -162,6 +170,48 @@ def test_determinism_and_multistart_winner() -> None:
     assert first.summary["best_start"] == singles.index(min(singles))
     assert first.summary["best_seed"] == 5 + first.summary["best_start"]
     assert len(set(singles)) > 1  # the seed does change the MIS
+
+
+def test_search_reports_its_best_over_time_and_can_be_canceled() -> None:
+    g = nx.watts_strogatz_graph(300, 4, 0.1, seed=2)
+    graph = from_nx(g)
+    calls: list[tuple[float, str]] = []
+    result = critical_nodes_cpu(graph, CndParams(k=30, method="search", time_limit_s=0.3),
+                                lambda fraction, message="": calls.append((fraction, message)))
+    check(g, graph, result, 30)
+    fractions = [f for f, _ in calls]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert any("search best" in m for _, m in calls)
+    timeline = result.summary["timeline"]
+    assert [o for _, o in timeline] == sorted((o for _, o in timeline), reverse=True)
+    assert timeline[-1][1] == result.summary["objective"]
+    assert result.summary["time_to_best_s"] == pytest.approx(timeline[-1][0], abs=1e-5)
+    assert result.summary["iterations"] > 0
+
+    def cancel(fraction: float, message: str = "") -> None:
+        if "search" in message:
+            raise JobCanceled("canceled by request while running")
+
+    with pytest.raises(JobCanceled):
+        critical_nodes_cpu(graph, CndParams(k=30, method="search", time_limit_s=30), cancel)
+
+
+def test_distributed_in_process_is_the_multistart_of_its_seeds() -> None:
+    graph = from_nx(nx.barabasi_albert_graph(200, 2, seed=3))
+    params = {"k": 15, "starts": 9, "seed": 4}
+    whole = run(graph, method="distributed", shards=3, **params)
+    assert np.array_equal(whole.arrays["critical"],
+                          run(graph, method="multistart", **params).arrays["critical"])
+    shards = shard_params(CndParams(method="distributed", shards=3, **params))
+    assert [(s["seed"], s["starts"]) for s in shards] == [(4, 3), (7, 3), (10, 3)]
+    summaries = [run(graph, **s).summary for s in shards]
+    index, merged = merge_results(CndParams(method="distributed", **params),
+                                  [summaries[0], None, summaries[2]])
+    assert merged["shards_ok"] == 2 and merged["shard"] == index and index != 1
+    assert merged["objective"] == min(summaries[0]["objective"], summaries[2]["objective"])
+    with pytest.raises(InvalidInput):
+        merge_results(CndParams(method="distributed", **params), [None, None, None])
+    assert shard_params(CndParams(method="multistart", **params)) is None
 
 
 def test_k_must_leave_a_node() -> None:
