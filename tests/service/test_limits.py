@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from client import Client, RateLimitedError
 from service.limits import DEFAULT_DEVICE_BYTES_PER_NODE
 from tests.conftest import PLUGIN, Stack
 
@@ -114,3 +115,21 @@ def test_out_of_memory_job_fails_and_the_worker_keeps_serving(make_stack) -> Non
     workers = stack.live_workers()
     assert [w["name"] for w in workers] == [oom["worker"]]
     assert workers[0]["gpu_free_bytes"] is None  # a CPU worker reports no GPU memory
+
+
+def test_sdk_waits_out_rate_limited_gets_only() -> None:
+    calls: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(request.method)
+        if len(calls) % 2:  # every other request is over the rate
+            return httpx.Response(429, headers={"Retry-After": "0"}, json={
+                "error": {"code": "rate_limited", "message": "too many requests"}})
+        return httpx.Response(200, json={"algorithms": []})
+
+    with Client("http://graphgpu.test", transport=httpx.MockTransport(answer)) as gg:
+        assert gg.algorithms() == [] and calls == ["GET", "GET"]
+        with pytest.raises(RateLimitedError) as refused:
+            gg.cancel("0" * 32)  # not a GET: never sent twice
+    assert calls == ["GET", "GET", "DELETE"]
+    assert refused.value.status == 429 and refused.value.retry_after == 0
