@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +21,18 @@ from kernels.errors import UnknownName
 from kernels.graph import Graph, NormalizationReport, content_id
 
 META_FILE = "meta.json"
+
+# np.load parses every .npy header with ast.literal_eval, and CPython's AST constructor keeps its
+# recursion depth per interpreter: two threads parsing at once (a garbage collection switching
+# threads mid-parse) can raise "SystemError: AST constructor recursion depth mismatch" (seen on
+# 3.11.7 under load, cf. python/cpython#106905). The API reads arrays from its thread pool.
+_NPY_HEADER_LOCK = threading.Lock()
+
+
+def load_npy(path: Path) -> np.ndarray:
+    """A ``.npy`` array memory-mapped read-only; safe to call from many threads at once."""
+    with _NPY_HEADER_LOCK:
+        return np.load(path, mmap_mode="r")
 
 
 def graph_metadata(graph: Graph) -> dict[str, Any]:
@@ -128,17 +141,18 @@ class GraphStore:
         folder = self.path(graph_id)
         if not self.exists(graph_id):
             raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
-        mode = "r" if mmap else None
         arrays = {
-            stem: np.load(folder / f"{stem}.npy", mmap_mode=mode)
+            stem: load_npy(folder / f"{stem}.npy")
             for stem in ("indptr", "indices", "node_ids", "weights")
             if (folder / f"{stem}.npy").exists()
         }
+        if not mmap:
+            arrays = {stem: np.array(array) for stem, array in arrays.items()}
         return Graph(**arrays, graph_id=graph_id)
 
     def node_ids(self, graph_id: str) -> np.ndarray:
         """Original node ids of a stored graph (memory-mapped)."""
-        return np.load(self.path(graph_id) / "node_ids.npy", mmap_mode="r")
+        return load_npy(self.path(graph_id) / "node_ids.npy")
 
     def delete(self, graph_id: str) -> None:
         folder = self.path(graph_id)

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from kernels.errors import KernelError
 from kernels.registry import Algorithm, Backend, Estimate, get_algorithm
+from kernels.store import load_npy
 from service.auth import caller
 from service.deps import State, state
 from service.errors import ApiError, Conflict, NotFound
@@ -203,7 +204,7 @@ def _manifest(st: State, record: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
 
 
 def _csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
-    columns = [np.load(folder / f"{f}.npy", mmap_mode="r") for f in ["node_id", *fields]]
+    columns = [load_npy(folder / f"{f}.npy") for f in ["node_id", *fields]]
     formats = ["%d" if np.issubdtype(c.dtype, np.integer) else "%.17g" for c in columns]
     yield (",".join(["node_id", *fields]) + "\n").encode()
     for start in range(0, columns[0].shape[0], _CSV_CHUNK_ROWS):
@@ -225,7 +226,7 @@ def _json_distances(values: np.ndarray) -> list[Any]:
 
 def _json_array(path: Path, limit: int) -> list[Any]:
     """An array for the JSON result; a node x node matrix row by row, refused over ``limit``."""
-    array = np.load(path, mmap_mode="r")
+    array = load_npy(path)
     if array.ndim != 2:
         return np.asarray(array).tolist()
     if array.size > limit:
@@ -250,11 +251,11 @@ def _matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param
     if ids.size == 0:
         raise ApiError(422, "invalid_rows", f"{param} must be comma-separated node ids",
                        field=param)
-    matrix = np.load(folder / f"{field}.npy", mmap_mode="r") if field in arrays else None
-    node_ids = np.load(folder / "node_id.npy", mmap_mode="r")
+    matrix = load_npy(folder / f"{field}.npy") if field in arrays else None
+    node_ids = load_npy(folder / "node_id.npy")
     n = node_ids.shape[0]
     if matrix is None or matrix.shape != (n, n):
-        matrices = [a for a in arrays if np.load(folder / f"{a}.npy", mmap_mode="r").ndim == 2]
+        matrices = [a for a in arrays if load_npy(folder / f"{a}.npy").ndim == 2]
         raise ApiError(422, "unknown_field", f"field must be a node x node matrix of this result "
                        f"({', '.join(matrices) or 'it has none'})", field="field")
     pos = np.searchsorted(node_ids, ids)
@@ -313,7 +314,7 @@ def get_result(
     if node_fields and n > st.settings.max_json_result_nodes:
         raise ApiError(413, "result_too_large", f"{n} nodes are too many for JSON; use "
                        "?format=csv or ?format=npy&field=...", field="format")
-    ids = np.load(folder / "node_id.npy").tolist() if node_fields else []
+    ids = load_npy(folder / "node_id.npy").tolist() if node_fields else []
     return {
         "job_id": job_id,
         "algorithm": record["algorithm"],
@@ -321,7 +322,7 @@ def get_result(
         "backend": record["backend"],
         "device": record["device"],
         "summary": manifest["summary"],
-        "node_values": {f: dict(zip(map(str, ids), np.load(folder / f"{f}.npy").tolist(),
+        "node_values": {f: dict(zip(map(str, ids), load_npy(folder / f"{f}.npy").tolist(),
                                     strict=True)) for f in node_fields},
         "arrays": {a: _json_array(folder / f"{a}.npy", st.settings.max_json_result_nodes)
                    for a in arrays},
