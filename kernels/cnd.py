@@ -61,8 +61,12 @@ from kernels.registry import (
 
 #: Longest component-size histogram and best-over-time list kept in the summary.
 MAX_LISTED = 1000
-#: CPU cost of one CND* step per node-or-arc scanned, for the estimate (Numba, measured ~2 ns).
-NS_PER_SCAN = 2.0
+#: CPU cost of one CND* step per node or arc scanned, for the estimate (Numba; ~3 ns per scan
+#: over V - |MIS| - k steps on the H100 host, counted here over V - k steps: about 2x over).
+NS_PER_SCAN = 6.0
+#: GPU speed-up of one start over the CPU's, for the estimate (measured 3x to 27x on an H100,
+#: bench/results/cnd.md; a wave of concurrent starts takes about 2.5x one start).
+GPU_SPEEDUP = 4.0
 
 
 class CndParams(BaseModel):
@@ -324,13 +328,15 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     starts = len(_seeds(params))
     if params.method == "distributed":
         starts = -(-starts // min(params.shards, starts))  # shards run side by side
+    search = params.method == "search"
     if backend == "gpu":
         starts = -(-starts // cnd_gpu.concurrent_starts(on_gpu=False))
-        per_start /= 4  # incremental rescoring; see the module notes
-    seconds = per_start * starts + (params.time_limit_s if params.method == "search" else 0.0)
+        per_start *= 2.5 / GPU_SPEEDUP
+    seconds = per_start * starts + (params.time_limit_s if search else 0.0)
     return Estimate(seconds=seconds, result_bytes=graph.n + 8 * params.k,
-                    device_bytes=cnd_gpu.device_bytes(graph, params.starts),
-                    detail=f"{starts} rounds of starts, {steps} greedy steps each")
+                    device_bytes=cnd_gpu.device_bytes(graph, len(_seeds(params)), params.k,
+                                                      search),
+                    detail=f"{starts} rounds of starts, at most {steps} greedy steps each")
 
 
 CRITICAL_NODES = register_algorithm(Algorithm(

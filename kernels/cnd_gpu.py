@@ -54,12 +54,17 @@ def concurrent_starts(on_gpu: bool = True) -> int:
     return BLOCKS_PER_SM * (_sm_count() if on_gpu else DEFAULT_SMS)
 
 
-def device_bytes(graph: Graph, starts: int) -> int:
-    """Device memory of a multistart run: one block's work arrays per concurrent start."""
+def device_bytes(graph: Graph, starts: int, k: int, search: bool) -> int:
+    """Device memory of a run: one block's work arrays per concurrent start, and the search
+    chains' pool (as :func:`search` sizes it on an H100)."""
     blocks = min(starts, concurrent_starts(on_gpu=False))
     per_block = (graph.n * (1 + 4 + 8 + 4 + 4 + 1) + (graph.n + 1) * (8 + 4)
                  + (THREADS // 32) * (graph.n + 1) * 4)
-    return blocks * per_block + graph.nbytes()
+    pool = 0
+    if search:
+        stride = chain_bytes(graph.n, k)
+        pool = max(1, min(CHAINS_PER_SM * DEFAULT_SMS, POOL_BYTES // stride)) * stride
+    return blocks * per_block + pool + graph.nbytes()
 
 
 @dataclass

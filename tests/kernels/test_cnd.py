@@ -223,6 +223,13 @@ def test_k_must_leave_a_node() -> None:
     with pytest.raises(InvalidInput):
         run(graph, k=5)
     assert estimate(graph, CndParams(k=4), "cpu").result_bytes > 0
+    big = from_nx(nx.barabasi_albert_graph(2000, 2, seed=1))
+    costs = {m: estimate(big, CndParams(k=50, method=m, starts=512), "gpu")
+             for m in ("greedy", "multistart", "search")}
+    assert costs["greedy"].device_bytes < costs["multistart"].device_bytes
+    assert costs["multistart"].device_bytes < costs["search"].device_bytes
+    assert costs["greedy"].seconds < costs["multistart"].seconds  # two waves of 264 starts
+    assert estimate(big, CndParams(k=50), "cpu").seconds > costs["greedy"].seconds
     assert get_algorithm("critical_nodes").estimate is estimate
 
 
