@@ -493,62 +493,65 @@ def connected_walks(indptr: np.ndarray, indices: np.ndarray, r: int, first: int,
 
 @numba.njit(cache=True, nogil=True)
 def clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int, split: int,
-                 lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """GPU work items ``(root, i, j, weight)`` for the clique search (rows of an int32 array).
+                 depth: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """GPU work items for the clique search: rows ``(root, weight, p_1, ..., p_depth)``.
 
-    A root with fewer than ``split`` out-neighbours is one item (``i = j = -1``); a larger one is
-    split into its level-1 nodes (one item per local vertex ``i``); a level-1 node with ``split``
-    or more candidates (and k >= 5) is split again into its level-2 nodes ``(i, j)``, and the
-    level-1 node's own count (its candidates, cliques of size 3) is added here to ``(hi, lo)``.
-    Roots and nodes that the search would prune are left out. ``weight``: the item's candidates.
+    The search of every root is followed here while a node has ``split`` or more candidates
+    (and is above level ``depth``); such nodes are counted here into ``(hi, lo)`` exactly as
+    :func:`clique_root` would, and their children become items instead: an item is a search node,
+    given by its root and the local indices it chose (``-1`` padded), whose whole subtree the GPU
+    searches. Nodes without candidates are left out. ``weight``: the item's candidates.
     """
     n = dptr.shape[0] - 1
     pos, rows, cand = clique_scratch(dptr, kmax)
-    cap = 1024
-    items = np.empty((cap, 4), np.int32)
+    path = np.empty(depth + 1, np.int32)
+    items = np.empty((1024, depth + 2), np.int32)
     count = 0
     for v in range(n):
         s = dptr[v + 1] - dptr[v]
         if s == 0 or kmax < 3 or 1 + s < lo_size:
             continue
-        if s < split or kmax < 4:
-            items, cap = _push(items, cap, count, v, -1, -1, s)
-            count += 1
-            continue
         words = _local_bitmap(dptr, dadj, v, pos, rows)
-        for i in range(s):
-            c = 0
+        _full(cand, s, words)
+        t, fresh = 0, True
+        while t >= 0:
+            if fresh:
+                fresh = False
+                c = 0
+                for w in range(words):
+                    c += _popcount(cand[t, w])
+                if c < split or t == depth:
+                    if c > 0:
+                        if count == items.shape[0]:
+                            grown = np.empty((2 * count, depth + 2), np.int32)
+                            grown[:count] = items[:count]
+                            items = grown
+                        items[count, 0], items[count, 1] = v, c
+                        for q in range(depth):
+                            items[count, 2 + q] = path[q + 1] if q < t else -1
+                        count += 1
+                    t -= 1
+                    continue
+                if t >= 1:
+                    add_wide(lo, hi, t + 2, c)
+                if t + 3 > kmax or t + 1 + c < lo_size:
+                    t -= 1
+                    continue
+            i = -1
             for w in range(words):
-                c += _popcount(rows[i, w])
-            if c < split or kmax < 5:
-                items, cap = _push(items, cap, count, v, i, -1, c)
-                count += 1
-                continue
-            add_wide(lo, hi, 3, c)
-            if 2 + c < lo_size:
+                if cand[t, w]:
+                    i = (w << 6) + _lowest_bit(cand[t, w])
+                    cand[t, w] &= cand[t, w] - np.uint64(1)
+                    break
+            if i < 0:
+                t -= 1
                 continue
             for w in range(words):
-                x = rows[i, w]
-                while x:
-                    j = (w << 6) + _lowest_bit(x)
-                    x &= x - np.uint64(1)
-                    c2 = 0
-                    for q in range(words):
-                        c2 += _popcount(rows[i, q] & rows[j, q])
-                    items, cap = _push(items, cap, count, v, i, j, c2)
-                    count += 1
+                cand[t + 1, w] = cand[t, w] & rows[i, w]
+            path[t + 1] = i
+            t += 1
+            fresh = True
     return items[:count]
-
-
-@numba.njit(cache=True, nogil=True)
-def _push(items: np.ndarray, cap: int, count: int, a: int, b: int, c: int, d: int
-          ) -> tuple[np.ndarray, int]:
-    if count == cap:
-        grown = np.empty((2 * cap, items.shape[1]), np.int32)
-        grown[:count] = items[:count]
-        items, cap = grown, 2 * cap
-    items[count, 0], items[count, 1], items[count, 2], items[count, 3] = a, b, c, d
-    return items, cap
 
 
 @numba.njit(cache=True, nogil=True)

@@ -2,10 +2,10 @@
 
 Work is spread by persistent grids that fetch their next item from a device counter (cliques: a
 warp per item, heaviest first; connected sets: a thread per item). Items redistribute skewed work:
-heavy clique roots are split into their level-1 or level-2 search nodes, and the connected-set
-search is cut at the depth where there are enough nodes for every thread, the host counting the
-levels above (``counting_cpu.clique_items`` / ``connected_items``). Launches go in batches of
-items, with a progress report (and a chance to cancel) between batches.
+clique search nodes with many candidates are split into their children (up to three levels), and
+the connected-set search is cut at the depth where there are enough nodes for every thread, the
+host counting the nodes above (``counting_cpu.clique_items`` / ``connected_items``). Launches go
+in batches of items, with a progress report (and a chance to cancel) between batches.
 """
 
 from __future__ import annotations
@@ -31,11 +31,13 @@ SCRATCH_BYTES = 2 << 30
 THREADS = 256
 #: Launches per run at most (progress granularity).
 BATCHES = 32
-#: Roots with this many out-neighbours (and level-1 nodes with this many candidates) are split
-#: into their subproblems, so that no warp is left with a giant clique's whole search.
+#: Clique search nodes with this many candidates are split into their children (down to level
+#: CLIQUE_DEPTH), so that no warp is left with a giant clique's whole search; the threshold is
+#: halved while there are fewer than TARGET_ITEMS items (small graphs, deep searches).
 CLIQUE_SPLIT = 32
-#: The connected-set search is cut into items deeper and deeper until there are this many.
-CONNECTED_ITEMS = 1 << 16
+CLIQUE_DEPTH = 3
+#: Work items wanted: enough for every warp/thread of the GPU several times over.
+TARGET_ITEMS = 1 << 16
 
 
 @cache
@@ -101,9 +103,14 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     if per_lane is None:
         raise LimitExceeded(f"an out-degree of {dmax:,} after degeneracy ordering is over the "
                             "GPU clique kernel's 8,192", field="k")
-    lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
-    items = cpu.clique_items(dptr, dadj, kmax, lo_size, CLIQUE_SPLIT, lo, hi)
-    items = items[np.argsort(-items[:, 3], kind="stable")]  # heaviest first
+    split = CLIQUE_SPLIT
+    while True:
+        lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
+        items = cpu.clique_items(dptr, dadj, kmax, lo_size, split, CLIQUE_DEPTH, lo, hi)
+        if items.shape[0] >= TARGET_ITEMS or split == 1:
+            break
+        split //= 2
+    items = items[np.argsort(-items[:, 1], kind="stable")]  # heaviest first
     nitems = int(items.shape[0])
     kernel = _module().get_function(f"clique_count_r{per_lane}")
     row_words = -(-dmax // 32)
@@ -118,7 +125,8 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     def launch(start: int, stop: int) -> None:
         counter.fill(0)
         blocks = -(-min(warps, stop - start) * 32 // THREADS)
-        kernel((blocks,), (THREADS,), (d_ptr, d_adj, d_items[start:stop], np.int32(stop - start),
+        kernel((blocks,), (THREADS,), (d_ptr, d_adj, d_items[start:stop],
+                                       np.int32(items.shape[1]), np.int32(stop - start),
                                        np.int32(kmax), np.int32(lo_size), scratch,
                                        np.int32(row_words), np.int32(dmax), counter, acc))
 
@@ -140,7 +148,7 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
         depth += 1
         lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
         items = cpu.connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
-        if items.shape[0] >= CONNECTED_ITEMS or depth + 1 > kmax - 2:
+        if items.shape[0] >= TARGET_ITEMS or depth + 1 > kmax - 2:
             break
     nitems = int(items.shape[0])
     cap = kmax * int(np.diff(graph.indptr).max())

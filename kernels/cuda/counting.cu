@@ -61,14 +61,14 @@ __device__ __forceinline__ void build_row(const long long* __restrict__ dptr,
     }
 }
 
-// An item is a root (i = j = -1), a level-1 node (i) or a level-2 node (i, j) of a heavy root
-// (kernels/counting_cpu.py clique_items). A split item builds only the rows its subtree reads:
-// those of its prefix and of its candidates.
+// An item is a search node: its root and the local indices it chose (-1 padded to cols - 2;
+// kernels/counting_cpu.py clique_items). An item below the root builds only the rows its subtree
+// reads: those of its prefix and of its candidates.
 template <int R>
 __device__ void clique_warp(const long long* __restrict__ dptr, const int* __restrict__ dadj,
-                            const int* __restrict__ items, int nitems, int kmax, int lo_size,
-                            unsigned* __restrict__ scratch, int row_words, int dmax,
-                            int* next_item, u64* acc) {
+                            const int* __restrict__ items, int cols, int nitems, int kmax,
+                            int lo_size, unsigned* __restrict__ scratch, int row_words,
+                            int dmax, int* next_item, u64* acc) {
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     unsigned* rows = scratch + warp * (long long)dmax * row_words;
@@ -80,12 +80,14 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
         if (lane == 0) idx = atomicAdd(next_item, 1);
         idx = __shfl_sync(FULL, idx, 0);
         if (idx >= nitems) break;
-        const int v = items[4 * idx], pi = items[4 * idx + 1], pj = items[4 * idx + 2];
+        const int* item = items + (long long)idx * cols;
+        const int v = item[0];
         const long long p = dptr[v];
         const int s = (int)(dptr[v + 1] - p);
         const int words = (s + 31) >> 5;
         int t0 = 0;
-        if (pi < 0) {
+        while (t0 < cols - 2 && item[2 + t0] >= 0) ++t0;
+        if (t0 == 0) {
             for (int a = lane; a < s; a += 32) {
                 build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
             }
@@ -97,24 +99,27 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
                            : w == words - 1 ? ((s & 31) ? (1u << (s & 31)) - 1 : FULL) : 0u;
             }
         } else {
-            t0 = pj < 0 ? 1 : 2;
-            if (lane == 0) build_row(dptr, dadj, p, s, pi, rows + (long long)pi * row_words, words);
-            if (lane == 1 && pj >= 0) {
-                build_row(dptr, dadj, p, s, pj, rows + (long long)pj * row_words, words);
+            if (lane < t0) {
+                const int a = item[2 + lane];
+                build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
             }
             __syncwarp();
-            const unsigned* ri = rows + (long long)pi * row_words;
-            const unsigned* rj = rows + (long long)(pj < 0 ? pi : pj) * row_words;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 const int w = r * 32 + lane;
-                cand[t0][r] = w < words ? ri[w] & rj[w] : 0u;
-            }
-            // Candidates lie after pi and pj, so their rows never overwrite the prefix's.
-            for (int a = lane; a < s; a += 32) {
-                if ((ri[a >> 5] & rj[a >> 5]) >> (a & 31) & 1u) {
-                    build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
+                unsigned x = w < words ? FULL : 0u;
+                for (int q = 0; q < t0 && x; ++q) {
+                    x &= rows[(long long)item[2 + q] * row_words + w];
                 }
+                cand[t0][r] = x;
+            }
+            // Candidates lie after every prefix index, so their rows never overwrite the prefix's.
+            for (int a = lane; a < s; a += 32) {
+                unsigned x = 1u;
+                for (int q = 0; q < t0 && x; ++q) {
+                    x &= rows[(long long)item[2 + q] * row_words + (a >> 5)] >> (a & 31);
+                }
+                if (x) build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
             }
             __syncwarp();
         }
@@ -161,10 +166,11 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
 
 #define CLIQUE_KERNEL(R)                                                                        \
     extern "C" __global__ void clique_count_r##R(                                              \
-        const long long* dptr, const int* dadj, const int* items, int nitems, int kmax,        \
-        int lo_size, unsigned* scratch, int row_words, int dmax, int* next_item, u64* acc) {   \
-        clique_warp<R>(dptr, dadj, items, nitems, kmax, lo_size, scratch, row_words, dmax,    \
-                       next_item, acc);                                                        \
+        const long long* dptr, const int* dadj, const int* items, int cols, int nitems,        \
+        int kmax, int lo_size, unsigned* scratch, int row_words, int dmax, int* next_item,     \
+        u64* acc) {                                                                            \
+        clique_warp<R>(dptr, dadj, items, cols, nitems, kmax, lo_size, scratch, row_words,    \
+                       dmax, next_item, acc);                                                  \
     }
 
 CLIQUE_KERNEL(1)
