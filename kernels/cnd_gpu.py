@@ -26,6 +26,8 @@ BLOCKS_PER_SM = 2
 #: Multiprocessors assumed where no GPU can be asked (estimates on the API host): an H100's.
 DEFAULT_SMS = 132
 KERNELS = ("cnd_multistart", "cnd_search_init", "cnd_search_run")
+#: Device memory the multistart's per-block work arrays may take (fewer blocks on huge graphs).
+MULTISTART_BYTES = 8 << 30
 #: Swap-search chains (one warp each) per multiprocessor, and the pool they may take at most.
 CHAINS_PER_SM = 16
 POOL_BYTES = 4 << 30
@@ -54,12 +56,17 @@ def concurrent_starts(on_gpu: bool = True) -> int:
     return BLOCKS_PER_SM * (_sm_count() if on_gpu else DEFAULT_SMS)
 
 
+def _block_bytes(n: int) -> int:
+    """One multistart block's work arrays: state, comp, delta, work, dirty, best flags (per
+    node), sizes and marks (per component id), and a mark array per warp."""
+    return n * (1 + 4 + 8 + 4 + 4 + 1) + (n + 1) * (8 + 4) + (THREADS // 32) * (n + 1) * 4
+
+
 def device_bytes(graph: Graph, starts: int, k: int, search: bool) -> int:
     """Device memory of a run: one block's work arrays per concurrent start, and the search
     chains' pool (as :func:`search` sizes it on an H100)."""
-    blocks = min(starts, concurrent_starts(on_gpu=False))
-    per_block = (graph.n * (1 + 4 + 8 + 4 + 4 + 1) + (graph.n + 1) * (8 + 4)
-                 + (THREADS // 32) * (graph.n + 1) * 4)
+    per_block = _block_bytes(graph.n)
+    blocks = max(1, min(starts, concurrent_starts(on_gpu=False), MULTISTART_BYTES // per_block))
     pool = 0
     if search:
         stride = chain_bytes(graph.n, k)
@@ -96,7 +103,7 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
     kernel = _kernels()["cnd_multistart"]
     dg = on_device(graph)
     n, total = graph.n, len(seeds)
-    blocks = min(total, concurrent_starts())
+    blocks = max(1, min(total, concurrent_starts(), MULTISTART_BYTES // _block_bytes(n)))
     state = cp.empty(blocks * n, dtype=cp.uint8)
     comp = cp.empty(blocks * n, dtype=cp.int32)
     sizes = cp.empty(blocks * (n + 1), dtype=cp.int64)
