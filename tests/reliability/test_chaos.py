@@ -60,18 +60,23 @@ def test_killed_worker_job_is_retried_once_then_fails(make_stack) -> None:
 
 
 @pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    """A redis-server of this test alone (with AOF), so that restarting it harms no one."""
-    server = RedisServer(tmp_path / "redis")
-    server.start()
-    yield server
-    server.stop()
+def private_redis(tmp_path: Path) -> Iterator[list[RedisServer]]:
+    """A redis-server of this test alone (with AOF), so that restarting it harms no one.
+
+    A list: the test appends the server it restarts, and every one is stopped afterwards.
+    """
+    servers = [RedisServer(tmp_path / "redis")]
+    servers[0].start()
+    yield servers
+    for server in servers:
+        server.stop()
 
 
-def test_redis_restart_mid_queue(private_redis: RedisServer, tmp_path: Path) -> None:
+def test_redis_restart_mid_queue(private_redis: list[RedisServer], tmp_path: Path) -> None:
     # The real supervisor (`python -m service`), as deployed: a worker that loses Redis in the
     # middle of a job exits and is restarted, and its monitor queues the job again.
-    stack = Stack(private_redis.url, tmp_path / "data")
+    first = private_redis[0]
+    stack = Stack(first.url, tmp_path / "data")
     serve = subprocess.Popen([sys.executable, "-m", "service"], cwd=REPO, env={
         **stack.env, "GRAPHGPU_PORT": str(stack.port), "GRAPHGPU_CPU_WORKERS": "1",
         "CUDA_VISIBLE_DEVICES": ""})
@@ -89,9 +94,10 @@ def test_redis_restart_mid_queue(private_redis: RedisServer, tmp_path: Path) -> 
         accepted = [stack.submit(graph, "test_sleep", {"seconds": 0.3}).json()["id"]
                     for _ in range(10)]
         stack.wait_job(accepted[0], statuses=("running", "succeeded"))
-        private_redis.stop()  # SIGTERM: Redis writes its AOF out, as in a clean restart
+        first.stop()  # SIGTERM: Redis writes its AOF out, as in a clean restart
         time.sleep(1.0)
-        RedisServer(private_redis.data_dir, port=private_redis.port).start()
+        private_redis.append(RedisServer(first.data_dir, port=first.port))
+        private_redis[-1].start()
         records = assert_nothing_lost_or_stuck(stack, accepted, timeout=90)
         assert all(records[i]["status"] == "succeeded" for i in accepted), {
             i: (records[i]["status"], records[i].get("error")) for i in accepted}
