@@ -226,7 +226,7 @@ def report(tally: Tally, wall: float, lost: list[str], statuses: Counter[str], n
         + (f"({', '.join(f'{k}: {v}' for k, v in tally.errors.items())})" if tally.errors
            else "") + " |",
     ]
-    text = head + "\n".join(lines)
+    text = head + "\n" + "\n".join(lines)
     print("\n".join(lines))
     return text
 
