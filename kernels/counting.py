@@ -66,10 +66,15 @@ ENUMERATE_MAX_NODES = 1024
 #: Largest k of the ``local`` independent-set regime.
 LOCAL_MAX_K = 4
 #: Search nodes per second (estimates), measured on the H100 machine (bench/results/counting.md).
-NODES_PER_SECOND = {"cpu": {"clique": 4e7, "connected": 2e7},
-                    "gpu": {"clique": 3e8, "connected": 3e8}}
-#: Per-edge preprocessing seconds (ordering, orientation, local counts).
-SECONDS_PER_EDGE = {"cpu": 1e-7, "gpu": 5e-8}
+NODES_PER_SECOND = {"cpu": {"clique": 4e7, "connected": 1e7},
+                    "gpu": {"clique": 3e8, "connected": 7e6}}
+#: Host seconds per edge for the degeneracy ordering and orientation (both backends).
+SECONDS_PER_EDGE = 3e-7
+#: Host seconds per adjacency read building the roots' bitmaps (sum over DAG arcs v -> u of the
+#: out-degree of u; both backends: the GPU's work items are cut on the host).
+SECONDS_PER_BITMAP_READ = 4.5e-9
+#: Seconds per adjacency read of the local counts (independent sets, k <= 4).
+SECONDS_PER_LOCAL_READ = 1.5e-8
 #: Roots an estimate always walks (the heaviest) and samples at random (the others).
 HEAVY_SAMPLES, RANDOM_SAMPLES = 32, 64
 #: Random walks per estimate (Knuth's estimator), spread over the sampled roots, 16 each at least:
@@ -401,30 +406,34 @@ def sampled_nodes(weights: np.ndarray, search: Callable[[int, int, int], float]
                    f"{picked.shape[0]} random of {total:,} roots: about {nodes:,.0f} search nodes")
 
 
-def _dag_nodes(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int
-               ) -> tuple[float, str]:
-    pos, rows, cand = cpu.clique_scratch(dptr, kmax)
-    return sampled_nodes(np.diff(dptr), lambda v, walks, seed: cpu.clique_walks(
-        dptr, dadj, v, kmax, lo_size, walks, seed, pos, rows, cand))
-
-
-def _seconds(graph: Graph, nodes: float, backend: Backend, kind: str) -> float:
-    return nodes / NODES_PER_SECOND[backend][kind] + graph.m * SECONDS_PER_EDGE[backend]
+def _dag_seconds(graph: Graph, dptr: np.ndarray, dadj: np.ndarray, params: CountParams,
+                 backend: Backend) -> tuple[float, str]:
+    """Seconds of a clique search on the DAG ``(dptr, dadj)``: sampled search nodes, bitmaps and
+    the orientation."""
+    pos, rows, cand = cpu.clique_scratch(dptr, params.k)
+    lo_size = 3 if params.k_max else params.k
+    outdeg = np.diff(dptr)
+    nodes, detail = sampled_nodes(outdeg, lambda v, walks, seed: cpu.clique_walks(
+        dptr, dadj, v, params.k, lo_size, walks, seed, pos, rows, cand))
+    bitmap_reads = float(outdeg[dadj].sum())
+    seconds = (nodes / NODES_PER_SECOND[backend]["clique"] + graph.m * SECONDS_PER_EDGE
+               + bitmap_reads * SECONDS_PER_BITMAP_READ)
+    return seconds, f"{detail}; {bitmap_reads:,.0f} bitmap reads"
 
 
 def estimate_cliques(graph: Graph, params: CountParams, backend: Backend) -> Estimate:
     """Cost of ``count_cliques``: sampled roots of the oriented graph (module notes)."""
     if params.k < 3 or graph.m == 0:
-        return Estimate(seconds=graph.m * SECONDS_PER_EDGE[backend], detail="closed form")
+        return Estimate(seconds=graph.m * SECONDS_PER_EDGE, detail="closed form")
     _, _, _, dptr, dadj = oriented(graph)
-    nodes, detail = _dag_nodes(dptr, dadj, params.k, 3 if params.k_max else params.k)
-    return Estimate(seconds=_seconds(graph, nodes, backend, "clique"), detail=detail)
+    seconds, detail = _dag_seconds(graph, dptr, dadj, params, backend)
+    return Estimate(seconds=seconds, detail=detail)
 
 
 def estimate_connected(graph: Graph, params: CountParams, backend: Backend) -> Estimate:
     """Cost of ``count_connected_subgraphs``: sampled edge items (root, first pick)."""
     if params.k < 3 or graph.m == 0:
-        return Estimate(seconds=graph.m * SECONDS_PER_EDGE[backend], detail="closed form")
+        return Estimate(seconds=graph.m * SECONDS_PER_EDGE, detail="closed form")
     deg = np.diff(graph.indptr)
     src = np.repeat(np.arange(graph.n), deg)
     arcs = np.flatnonzero(graph.indices > src)
@@ -438,8 +447,8 @@ def estimate_connected(graph: Graph, params: CountParams, backend: Backend) -> E
         lambda item, walks, seed: cpu.connected_walks(
             graph.indptr, graph.indices, int(roots[item]), int(first[item]), params.k, walks,
             seed, mark, ext))
-    return Estimate(seconds=_seconds(graph, nodes, backend, "connected"),
-                    detail=detail.replace("roots", "edge items"))
+    seconds = nodes / NODES_PER_SECOND[backend]["connected"] + graph.m * SECONDS_PER_EDGE
+    return Estimate(seconds=seconds, detail=detail.replace("roots", "edge items"))
 
 
 def estimate_independent(graph: Graph, params: IndependentParams, backend: Backend
@@ -449,14 +458,13 @@ def estimate_independent(graph: Graph, params: IndependentParams, backend: Backe
     if regime(graph, params) == "local":
         deg = np.diff(graph.indptr).astype(np.float64)
         work = float((deg * deg).sum()) + graph.m
-        return Estimate(seconds=work * SECONDS_PER_EDGE[backend], detail="local counts, "
-                        f"about {work:,.0f} adjacency reads")
+        seconds = work * SECONDS_PER_LOCAL_READ + graph.m * SECONDS_PER_EDGE
+        return Estimate(seconds=seconds, detail=f"local counts, about {work:,.0f} adjacency reads")
     if params.k < 3:
-        return Estimate(seconds=graph.n ** 2 * SECONDS_PER_EDGE[backend], detail="closed form")
+        return Estimate(seconds=graph.n ** 2 * SECONDS_PER_LOCAL_READ, detail="closed form")
     dptr, dadj = cpu.complement_lists(graph.indptr, graph.indices)
-    nodes, detail = _dag_nodes(dptr, dadj, params.k, 3 if params.k_max else params.k)
-    return Estimate(seconds=_seconds(graph, nodes, backend, "clique"),
-                    detail=detail + " of the complement")
+    seconds, detail = _dag_seconds(graph, dptr, dadj, params, backend)
+    return Estimate(seconds=seconds, detail=detail + " of the complement")
 
 
 register_algorithm(Algorithm(
