@@ -8,13 +8,16 @@ combinations, so that graphs of millions of edges are in reach:
 * ``count_connected_subgraphs``: ESU (Wernicke 2006). Every connected k-set is enumerated once,
   from its smallest vertex ``r``: a search node is a set S with the list L of S's neighbours above
   ``r`` in discovery order; its children add one of L's not-yet-passed entries. The work is split
-  into one item per edge ``(r, first pick)``; the GPU runs one thread per item. Nodes of size
-  k - 1 add their number of children without visiting them.
+  into items, the search nodes at the depth where there are enough of them for the GPU (the
+  host searches the levels above); the GPU runs one thread per item. Nodes of size k - 1 add
+  their number of children without visiting them.
 * ``count_cliques``: kClist-style (Danisch et al. 2018). Orient every edge along a degeneracy
   (smallest-last) order, so each vertex keeps at most degeneracy-many out-neighbours; per root,
   a bitmap of the out-neighbourhood's adjacency, then a depth-first search where the candidates of
   a node are the AND of its parent's candidates and the chosen vertex's row. The GPU runs a warp
-  per root, each lane owning words of the bitmaps.
+  per work item, each lane owning words of the bitmaps; an item is a root or, for roots with many
+  candidates, one of its search nodes up to three levels down (the host counts the nodes above),
+  so one giant clique does not leave a single warp with all the work.
 * ``count_independent_sets``, two regimes (``method``):
 
   - ``local`` (k <= 4, any graph, the default there): inclusion-exclusion over the edge sets
@@ -33,9 +36,11 @@ Counts are Python integers, exact at any size: CPU totals are two-word accumulat
 totals 128-bit (64-bit per-thread partials flushed before they would wrap).
 
 ``k_max=true`` returns every size 1..k in ``counts`` (the connected and clique searches produce
-them anyway; for independent sets the empty set is not included). Estimates sample roots (the
-heaviest 32 and 64 random others), run their searches on the CPU under a node budget and
-extrapolate; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are refused before they are queued.
+them anyway; for independent sets the empty set is not included). Estimates take the heaviest 32
+and 64 random roots (edge items for connected sets), size each one's search tree with Knuth's
+random-path estimator (unbiased, heavy-tailed) and extrapolate, plus the host's orientation and
+bitmap work, at rates measured on the H100 machine; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are
+refused before they are queued (422 ``job_too_long``, the estimate in the error).
 """
 
 from __future__ import annotations

@@ -511,6 +511,10 @@ def clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int, sp
         s = dptr[v + 1] - dptr[v]
         if s == 0 or kmax < 3 or 1 + s < lo_size:
             continue
+        if s < split or depth == 0:  # a light root is one item as it is: no bitmap here
+            items = _emit(items, count, v, s, path, 0)
+            count += 1
+            continue
         words = _local_bitmap(dptr, dadj, v, pos, rows)
         _full(cand, s, words)
         t, fresh = 0, True
@@ -522,13 +526,7 @@ def clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int, sp
                     c += _popcount(cand[t, w])
                 if c < split or t == depth:
                     if c > 0:
-                        if count == items.shape[0]:
-                            grown = np.empty((2 * count, depth + 2), np.int32)
-                            grown[:count] = items[:count]
-                            items = grown
-                        items[count, 0], items[count, 1] = v, c
-                        for q in range(depth):
-                            items[count, 2 + q] = path[q + 1] if q < t else -1
+                        items = _emit(items, count, v, c, path, t)
                         count += 1
                     t -= 1
                     continue
@@ -552,6 +550,20 @@ def clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int, sp
             t += 1
             fresh = True
     return items[:count]
+
+
+@numba.njit(cache=True, nogil=True)
+def _emit(items: np.ndarray, count: int, v: int, weight: int, path: np.ndarray, t: int
+          ) -> np.ndarray:
+    """Row ``count`` of ``items`` = the node of root ``v`` that chose ``path[1..t]``."""
+    if count == items.shape[0]:
+        grown = np.empty((2 * count, items.shape[1]), np.int32)
+        grown[:count] = items[:count]
+        items = grown
+    items[count, 0], items[count, 1] = v, weight
+    for q in range(items.shape[1] - 2):
+        items[count, 2 + q] = path[q + 1] if q < t else -1
+    return items
 
 
 @numba.njit(cache=True, nogil=True)

@@ -103,11 +103,12 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     if per_lane is None:
         raise LimitExceeded(f"an out-degree of {dmax:,} after degeneracy ordering is over the "
                             "GPU clique kernel's 8,192", field="k")
-    split = CLIQUE_SPLIT
+    # Nodes at level kmax - 2 only count their candidates: cutting there would buy nothing.
+    depth, split = min(CLIQUE_DEPTH, kmax - 3), CLIQUE_SPLIT
     while True:
         lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
-        items = cpu.clique_items(dptr, dadj, kmax, lo_size, split, CLIQUE_DEPTH, lo, hi)
-        if items.shape[0] >= TARGET_ITEMS or split == 1:
+        items = cpu.clique_items(dptr, dadj, kmax, lo_size, split, depth, lo, hi)
+        if items.shape[0] >= TARGET_ITEMS or split == 1 or depth == 0:
             break
         split //= 2
     items = items[np.argsort(-items[:, 1], kind="stable")]  # heaviest first
