@@ -292,3 +292,86 @@ def test_gpu_wide_counts_and_dense_neighbourhoods() -> None:
     # A 1,500-clique: out-degrees up to 1,499 need two words per lane; C(1500, 4) 4-cliques.
     clique = from_nx(nx.complete_graph(1500))
     assert count("cliques", clique, 4, "gpu")["count"] == math.comb(1500, 4)
+
+
+# ------------------------------------------------------------------------------------------------
+# The GPU's work items (cut on the host) partition the search exactly: checked on the CPU by
+# searching each item's subtree the way the kernels do (kernels/cuda/counting.cu), in Python.
+# ------------------------------------------------------------------------------------------------
+
+
+def search_clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
+                        split: int, depth: int) -> dict[int, int]:
+    lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
+    items = cpu.clique_items(dptr, dadj, kmax, lo_size, split, depth, lo, hi)
+    found = [0] * (kmax + 2)
+    for item in items:
+        v, prefix = item[0], [x for x in item[2:] if x >= 0]
+        local = dadj[dptr[v]:dptr[v + 1]].tolist()
+        out = {u: set(dadj[dptr[u]:dptr[u + 1]].tolist()) for u in local}
+        rows = [{b for b in range(a + 1, len(local)) if local[b] in out[local[a]]}
+                for a in range(len(local))]
+
+        def visit(t: int, cand: set[int], rows=rows) -> None:
+            if t >= 1:
+                found[t + 2] += len(cand)
+            if t + 3 <= kmax and t + 1 + len(cand) >= lo_size:
+                for x in sorted(cand):
+                    visit(t + 1, cand & rows[x])
+
+        cand = set(range(len(local)))
+        for q in prefix:
+            cand &= rows[q]
+        visit(len(prefix), cand)
+    host = cpu.wide_totals(lo, hi)
+    return {s: found[s] + host[s] for s in range(3, kmax + 1)}
+
+
+def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int]:
+    lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
+    items = cpu.connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
+    adj = [set(graph.indices[graph.indptr[v]:graph.indptr[v + 1]].tolist())
+           for v in range(graph.n)]
+    found = [0] * (kmax + 2)
+    for path in items.tolist():
+        r = path[0]
+        members, ext = [r], [u for u in sorted(adj[r]) if u > r]
+
+        def visit(start: int, members=members, ext=ext, r=r) -> None:
+            # Node of size len(members): extend by the last member, count, recurse.
+            size, mark = len(members), len(ext)
+            ext += [u for u in sorted(adj[members[-1]]) if u > r and not any(
+                u == x or u in adj[x] for x in members[:-1])]
+            if size + 1 <= kmax:
+                found[size + 1] += len(ext) - start
+            if size + 2 <= kmax:
+                for j in range(start, len(ext)):
+                    members.append(ext[j])
+                    visit(j + 1)
+                    members.pop()
+            del ext[mark:]
+
+        for q in range(1, depth + 1):
+            if q > 1:  # replay: the node of size q extends its list before its pick
+                ext += [u for u in sorted(adj[members[-1]]) if u > r and not any(
+                    u == x or u in adj[x] for x in members[:-1])]
+            members.append(ext[path[q]])
+        visit(path[depth] + 1)
+    host = cpu.wide_totals(lo, hi)
+    return {s: found[s] + host[s] for s in range(3, kmax + 1)}
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_gpu_work_items_partition_the_search(index: int) -> None:
+    graph = from_nx(random_graphs()[index])
+    _, _, _, dptr, dadj = counting.oriented(graph)
+    for kmax in (3, 4, 6):
+        full = all_sizes("cliques", graph, kmax)
+        for split, depth in ((1, 3), (2, 1), (4, 2), (100, 3), (1, 0)):
+            assert search_clique_items(dptr, dadj, kmax, 3, split, depth) == {
+                s: full[s - 1] for s in range(3, kmax + 1)}, (kmax, split, depth)
+            assert search_clique_items(dptr, dadj, kmax, kmax, split, depth)[kmax] == full[-1]
+        connected = all_sizes("connected", graph, kmax)
+        for depth in range(1, kmax - 1):
+            assert search_connected_items(graph, kmax, depth) == {
+                s: connected[s - 1] for s in range(3, kmax + 1)}, (kmax, depth)
