@@ -69,8 +69,9 @@ def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State,
 
 
 @router.post("", operation_id="graphs-upload", summary="Upload a graph", description=_UPLOAD_DOC,
-             status_code=201, response_model=GraphOut, responses=_ERRORS,
-             openapi_extra=_UPLOAD_BODY)
+             status_code=201, response_model=GraphOut, openapi_extra=_UPLOAD_BODY,
+             responses={200: {"model": GraphOut, "description": "Already stored: its metadata."},
+                        **_ERRORS})
 async def upload_graph(
     request: Request,
     response: Response,

@@ -120,7 +120,10 @@ def _check_estimate(st: State, algorithm: Algorithm, graph_id: str, params: Any,
 
 
 @router.post("", operation_id="jobs-submit", summary="Run an algorithm on a graph",
-             status_code=202, response_model=JobOut, responses=_ERRORS)
+             status_code=202, response_model=JobOut,
+             responses={200: {"model": JobOut, "description": "The job an earlier request with "
+                                                              "this Idempotency-Key created."},
+                        **_ERRORS})
 def submit_job(
     body: JobRequest,
     request: Request,
