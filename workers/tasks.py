@@ -180,7 +180,13 @@ def execute(job_id: str) -> None:
     if fanned_out:
         return  # workers.fanout.reduce finishes it
     timings["total_ms"] = (time.time() - record["created_at"]) * 1e3
-    records.finish(ctx.redis, ctx.settings, job_id, status, fields=fields)
+    # only_if_worker: a worker wrongly taken for dead (its job queued again and taken by another)
+    # must not overwrite the record of the attempt that now owns the job
+    if not records.finish(ctx.redis, ctx.settings, job_id, status, fields=fields,
+                          only_if_worker=ctx.name):
+        log.warning("job %s %s here, but its record no longer says it runs here (this worker "
+                    "was taken for lost): left as it is", job_id, status)
+        return
     log.info("job %s %s in %.1f ms", job_id, status, timings["total_ms"])
 
 

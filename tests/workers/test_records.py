@@ -118,6 +118,19 @@ def test_lost_job_is_requeued_once_then_fails(env) -> None:
     assert not redis.scard(settings.key("graph", "g1", "jobs"))
 
 
+def test_worker_taken_for_dead_cannot_overwrite_the_retry(env) -> None:
+    settings, redis = env
+    job_id = _queued(redis, settings)
+    _take(redis, settings, job_id, "w1")
+    assert records.recover_lost(redis, settings, job_id, "w1") == "requeued"
+    _take(redis, settings, job_id, "w2")
+    # w1 was only silent, and ends its run: what the task's finish does
+    assert not records.finish(redis, settings, job_id, "succeeded", fields={},
+                              only_if_worker="w1")
+    again = records.read(redis, settings, job_id)
+    assert again["status"] == "running" and again["worker"] == "w2"
+
+
 def test_lost_job_with_a_cancel_request_is_not_resurrected(env) -> None:
     settings, redis = env
     job_id = _queued(redis, settings)
