@@ -113,6 +113,9 @@ class JobOut(BaseModel):
     device: str | None = Field(None, description="Device that ran it (GPU model or CPU).")
     worker: str | None = None
     owner: str | None = Field(None, description="Tenant of the API key that submitted it.")
+    attempts: int | None = Field(None, description="Times a worker took it (2 after a retry).")
+    lost: list[dict[str, Any]] | None = Field(
+        None, description="Workers that stopped while running it (worker, attempt, at).")
     timings: Timings
     estimate: dict[str, Any] | None = Field(
         None, description="Cost estimated before queueing (backend, seconds, result_bytes, ...).")

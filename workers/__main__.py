@@ -41,15 +41,16 @@ def warm_up(backend: Backend) -> None:
     ring = np.arange(64)
     graph, _ = build_graph(ring, np.roll(ring, 1))
     for algorithm in algorithms().values():
-        # A documented example if the model has one (its node ids are small), else the first
-        # node for every node parameter.
+        # Every documented example (their node ids are small; together they reach every
+        # kernel), else the first node for every node parameter.
         examples = algorithm.params_model.model_json_schema().get("examples") or [
             {name: int(graph.node_ids[0]) for name in algorithm.node_params}]
-        try:
-            params = algorithm.params_model.model_validate(examples[0])
-        except ValidationError:
-            continue  # needs parameters we cannot guess; it compiles on first use
-        algorithm.function(backend)(graph, params, no_progress)
+        for example in examples:
+            try:
+                params = algorithm.params_model.model_validate(example)
+            except ValidationError:
+                continue  # needs parameters we cannot guess; it compiles on first use
+            algorithm.function(backend)(graph, params, no_progress)
 
 
 class GraphWorker(SimpleWorker):

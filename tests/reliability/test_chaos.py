@@ -46,6 +46,7 @@ def test_killed_worker_job_is_retried_once_then_fails(make_stack) -> None:
     final = stack.wait_job(retried, timeout=40)
     assert final["status"] == "succeeded", final
     assert final["worker"] != first
+    assert final["attempts"] == 2 and [e["worker"] for e in final["lost"]] == [first]
 
     doomed = stack.submit(graph, "test_sleep", {"seconds": 30}).json()["id"]
     lost = [_kill_worker_of(stack, doomed, attempt=1), _kill_worker_of(stack, doomed, attempt=2)]
