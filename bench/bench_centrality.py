@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
+from bench.table import event_ms  # noqa: E402
 from kernels.centrality import (  # noqa: E402
     TIERS,
     closeness_sums_cpu,
@@ -74,22 +74,6 @@ def wall_ms(fn: Callable[[], object]) -> tuple[float, object]:
     out = fn()
     return (time.perf_counter() - start) * 1e3, out
 
-
-def event_ms(fn: Callable[[], object], repeat: int) -> float:
-    """Median CUDA-event time in ms after one warm-up call."""
-    import cupy as cp
-
-    fn()
-    cp.cuda.Device().synchronize()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(repeat):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
 
 
 def tiers(graph: Graph, radius: int) -> np.ndarray:

@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.table import print_table  # noqa: E402
+from bench.table import event_ms, print_table  # noqa: E402
 from kernels import cnd_cpu, cnd_gpu  # noqa: E402
 from kernels.cnd import CndParams, critical_nodes_cpu, critical_nodes_gpu  # noqa: E402
 from kernels.device import device_name, gpu_available  # noqa: E402
@@ -69,21 +69,6 @@ def wall_ms(fn: Any, repeat: int, warm: bool = True) -> float:
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
 
-
-def event_ms(fn: Any, repeat: int) -> float:
-    """Median CUDA-event time in ms of ``fn`` after one warm-up call."""
-    import cupy as cp
-
-    fn()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(repeat):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
 
 
 def speed(repeat: int, gpu: bool, sizes: tuple[int, ...]) -> list[dict]:

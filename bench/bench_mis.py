@@ -38,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
+from bench.table import event_ms  # noqa: E402
 from kernels.device import device_name, gpu_available  # noqa: E402
 from kernels.graph import Graph, build_graph  # noqa: E402
 from kernels.mis import MisParams, compute, mis_cpu, mis_gpu  # noqa: E402
@@ -108,21 +109,6 @@ def wall_ms(fn: Any, repeat: int) -> tuple[float, Any]:
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times), result
 
-
-def event_ms(fn: Any, repeat: int) -> float:
-    """Median CUDA-event time in ms of ``fn`` after one warm-up call."""
-    import cupy as cp
-
-    fn()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(repeat):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
 
 
 @numba.njit(cache=True)

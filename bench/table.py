@@ -1,6 +1,9 @@
-"""Markdown result tables shared by the benchmark scripts."""
+"""Markdown result tables and the CUDA-event timer shared by the benchmark scripts."""
 
 from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
 
 COLUMNS: tuple[str, ...] = ("graph", "n", "m", "backend", "time_ms", "throughput", "peer",
                             "peer_ms", "ratio")
@@ -45,3 +48,21 @@ def print_table(rows: list[dict], title: str) -> str:
     text = "\n".join(lines)
     print(text)
     return text
+
+
+def event_ms(fn: Callable[[], object], repeat: int) -> float:
+    """Median CUDA-event time in ms of ``fn`` over ``repeat`` runs, after one warm-up call
+    (which compiles kernels and uploads graphs)."""
+    import cupy as cp
+
+    fn()
+    cp.cuda.Device().synchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
