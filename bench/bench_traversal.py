@@ -1,6 +1,7 @@
 """BFS and connected components: our CPU and GPU backends against SciPy's csgraph.
 
-Run as ``python bench/bench_traversal.py [--graphs cnr-2000,rmat20] [--repeat 10] [--out FILE]``.
+Run as ``python bench/bench_traversal.py [--graphs cnr-2000,rmat20] [--algorithms bfs,cc]
+[--repeat 10] [--out FILE]``.
 Without CuPy or a GPU the GPU rows are skipped, so it also runs on a CPU-only machine.
 
 Graphs: ``cnr-2000`` and ``dblp-2010`` (read from ``--data-dir``: ``.benchdata/`` when the
@@ -17,6 +18,11 @@ What is timed, as a median over ``--repeat`` runs after one warm-up run:
   host memory; single-threaded (Numba / SciPy).
 * ``gpu``: CUDA-event time of the device part (:func:`bfs_device`, :func:`components_device`)
   with the graph already resident (as in a warm worker); BFS includes its one host sync per level.
+  Components get three GPU rows: ``gpu kernels`` is init + hooking + flatten alone, what ECL-CC
+  publishes (its H100 figures from issue 4 are the peer there); ``gpu (+number, sizes, count
+  read)`` the whole :func:`components_device` (the CPU's numbering by smallest member, the sizes,
+  the one host read); ``gpu+copy`` as below. A second table splits the run into its phases
+  (:attr:`DeviceComponents.PHASES`, an event after each).
 * ``gpu+copy``: wall time of the registered GPU function, i.e. plus copying the per-node arrays
   back to the host.
 * peer: SciPy ``breadth_first_order`` (with predecessors) / ``connected_components`` on a
@@ -46,12 +52,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.table import print_table  # noqa: E402
-from kernels.device import device_name, gpu_available  # noqa: E402
+from kernels.device import device_name, gpu_available, on_device  # noqa: E402
 from kernels.graph import Graph, build_graph, content_id  # noqa: E402
 from kernels.registry import no_progress  # noqa: E402
 from kernels.traversal import (  # noqa: E402
     BfsParams,
     ComponentsParams,
+    DeviceComponents,
     bfs_cpu,
     bfs_device,
     bfs_gpu,
@@ -61,6 +68,8 @@ from kernels.traversal import (  # noqa: E402
 )
 
 GRAPHS = ("cnr-2000", "rmat20")
+#: ECL-CC's kernel times on an H100 (init, compute, flatten), the goal set in issue 4.
+ECL_CC_MS = {"cnr-2000": 0.285, "dblp-2010": 0.144, "rmat20": 0.88}
 SOURCES = 4
 
 
@@ -194,25 +203,82 @@ def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool, cpu: bool = True)
     return rows
 
 
+def components_phase_ms(graph: Graph, repeat: int) -> dict[str, float]:
+    """Median CUDA-event times of the GPU components run, after one warm-up run.
+
+    ``kernels``: init + compute + flatten timed as one span (no events in between), what ECL-CC's
+    published times cover. One entry per :attr:`DeviceComponents.PHASES`, from a second loop
+    with an event after each phase. ``full``: a whole run and the count read, without the
+    allocation that :func:`components_device` adds.
+    """
+    import cupy as cp
+
+    dg = on_device(graph)
+    DeviceComponents(dg).run()
+    cp.cuda.Device().synchronize()
+    phases = DeviceComponents.PHASES
+    ecl = phases[:phases.index("flatten") + 1]
+    events = [cp.cuda.Event() for _ in range(len(phases) + 2)]
+    samples: dict[str, list[float]] = {name: [] for name in ("kernels", *phases, "full")}
+    for _ in range(repeat):
+        run = DeviceComponents(dg)
+        events[0].record()
+        for phase in ecl:
+            getattr(run, phase)()
+        events[1].record()
+        events[1].synchronize()
+        samples["kernels"].append(cp.cuda.get_elapsed_time(events[0], events[1]))
+    for _ in range(repeat):
+        run = DeviceComponents(dg)
+        events[0].record()
+        for phase, event in zip(phases, events[1:], strict=False):
+            getattr(run, phase)()
+            event.record()
+        run.result()
+        events[-1].record()
+        events[-1].synchronize()
+        for k, phase in enumerate(phases):
+            samples[phase].append(cp.cuda.get_elapsed_time(events[k], events[k + 1]))
+        samples["full"].append(cp.cuda.get_elapsed_time(events[0], events[-1]))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def bench_components(name: str, graph: Graph, repeat: int, gpu: bool,
-                     cpu: bool = True) -> list[dict]:
-    base = {"graph": name, "n": graph.n, "m": graph.m,
-            "peer": "scipy connected_components" if cpu else None}
+                     cpu: bool = True) -> tuple[list[dict], list[dict]]:
+    """Rows of the components table and of the GPU phase table."""
+    base = {"graph": name, "n": graph.n, "m": graph.m}
     params = ComponentsParams()
-    times, peer_ms = {}, None
+    scipy_peer: dict = {}
+    rows: list[dict] = []
+    phase_rows: list[dict] = []
+
+    def row(backend: str, ms: float, peer: dict) -> None:
+        rows.append({**base, "backend": backend, "time_ms": ms, **peer,
+                     "throughput": rate(graph.m / (ms / 1e3), "edges/s"),
+                     "ratio": peer["peer_ms"] / ms if peer else None})
+
     if cpu:
         csr = scipy_csr(graph)
-        times["cpu"] = wall_ms(lambda: components_cpu(graph, params, no_progress), repeat)
-        peer_ms = wall_ms(lambda: csgraph.connected_components(csr, directed=False), repeat)
+        scipy_peer = {"peer": "scipy connected_components",
+                      "peer_ms": wall_ms(lambda: csgraph.connected_components(csr, directed=False),
+                                         repeat)}
+        row("cpu", wall_ms(lambda: components_cpu(graph, params, no_progress), repeat),
+            scipy_peer)
     if gpu:
         assert_same(components_cpu(graph, params, no_progress),
                     components_gpu(graph, params, no_progress), f"components {name}")
-        times["gpu"] = event_ms(lambda: components_device(graph), repeat)
-        times["gpu+copy"] = wall_ms(lambda: components_gpu(graph, params, no_progress), repeat)
-    return [{**base, "backend": backend, "time_ms": ms, "peer_ms": peer_ms,
-             "throughput": rate(graph.m / (ms / 1e3), "edges/s"),
-             "ratio": peer_ms / ms if peer_ms else None}
-            for backend, ms in times.items()]
+        phase_ms = components_phase_ms(graph, repeat)
+        ecl = ({"peer": "ECL-CC (published, H100)", "peer_ms": ECL_CC_MS[name]}
+               if name in ECL_CC_MS else {})
+        row("gpu kernels (init+compute+flatten)", phase_ms["kernels"], ecl)
+        row("gpu (+number, sizes, count read)",
+            event_ms(lambda: components_device(graph), repeat), scipy_peer)
+        row("gpu+copy", wall_ms(lambda: components_gpu(graph, params, no_progress), repeat),
+            scipy_peer)
+        phase_rows = [{**base, "backend": f"gpu phase: {phase}", "time_ms": phase_ms[phase],
+                       "throughput": f"{phase_ms[phase] / phase_ms['full']:.0%} of run"}
+                      for phase in (*DeviceComponents.PHASES, "full")]
+    return rows, phase_rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,26 +292,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
     parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
     parser.add_argument("--gpu-only", default="", help="graphs without CPU and SciPy rows")
+    parser.add_argument("--algorithms", default="bfs,cc", help="which of bfs, cc to run")
     args = parser.parse_args(argv)
 
     gpu = gpu_available() and not args.no_gpu
     bfs_rows: list[dict] = []
     cc_rows: list[dict] = []
+    phase_rows: list[dict] = []
     for name in args.graphs.split(","):
         start = time.perf_counter()
         graph = load(name, args.data_dir, gpu)
         print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
               flush=True)
         cpu = not gpu or name not in args.gpu_only.split(",")
-        bfs_rows += bench_bfs(name, graph, args.repeat, gpu, cpu)
-        cc_rows += bench_components(name, graph, args.repeat, gpu, cpu)
+        if "bfs" in args.algorithms.split(","):
+            bfs_rows += bench_bfs(name, graph, args.repeat, gpu, cpu)
+        if "cc" in args.algorithms.split(","):
+            rows, phases = bench_components(name, graph, args.repeat, gpu, cpu)
+            cc_rows += rows
+            phase_rows += phases
 
     device = device_name("gpu") if gpu else "none (GPU rows skipped)"
     header = (f"Device: {device}; CPU: {device_name('cpu')}; {date.today().isoformat()}; "
               f"median of {args.repeat} runs after warm-up.\n")
     print(header)
-    tables = [print_table(bfs_rows, "BFS (levels + deterministic parents)"),
-              print_table(cc_rows, "Connected components (labels + sizes)")]
+    tables = []
+    if bfs_rows:
+        tables.append(print_table(bfs_rows, "BFS (levels + deterministic parents)"))
+    if cc_rows:
+        tables.append(print_table(cc_rows, "Connected components (labels + sizes)"))
+    if phase_rows:
+        tables.append(print_table(phase_rows, "Connected components on the GPU, by phase "
+                                              "(CUDA events; throughput: share of the run)"))
     if args.out:
         args.out.write_text(header + "\n" + "\n\n".join(tables) + "\n")
     return 0

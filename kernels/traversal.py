@@ -44,6 +44,9 @@ HUGE_DEGREE = 1 << 16
 THREADS = 256
 #: Block size of the kernels that give one block to each heavy (long-row) vertex.
 HEAVY_THREADS = 512
+#: Vertices per tile when numbering components: roots are ranked within a tile (one block), then
+#: a single block scans the tile counts.
+CC_TILE = 512
 
 
 PRUNE_DESCRIPTION = (
@@ -277,8 +280,8 @@ def _components(graph: Graph, params: ComponentsParams, progress: ProgressFn, ba
         xp, solve = np, lambda ip, ix, n: _components_numba(ip, ix)
     else:
         xp = cupy()
-        solve = lambda ip, ix, n: _components_on_device(  # noqa: E731
-            DeviceGraph(ip, ix, None, n, int(ix.shape[0]) // 2))
+        solve = lambda ip, ix, n: DeviceComponents(  # noqa: E731
+            DeviceGraph(ip, ix, None, n, int(ix.shape[0]) // 2)).run()
     pruned = None
     if pruning.decide(graph, params.prune):
         pruned = pruning.prune(graph, backend, None)
@@ -286,7 +289,7 @@ def _components(graph: Graph, params: ComponentsParams, progress: ProgressFn, ba
     elif backend == "cpu":
         label, sizes = solve(graph.indptr, graph.indices, graph.n)
     else:
-        label, sizes = _components_on_device(on_device(graph))
+        label, sizes = components_device(graph)
     if backend == "gpu":
         label, sizes = label.get(), sizes.get()
     progress(1.0, "connected_components: done")
@@ -434,50 +437,100 @@ def bfs_gpu(graph: Graph, params: BfsParams, progress: ProgressFn) -> AlgorithmR
 
 
 def components_device(graph: Graph) -> tuple[Any, Any]:
-    """ECL-CC connected components of a graph on the GPU; see :func:`_components_on_device`."""
-    return _components_on_device(on_device(graph))
+    """ECL-CC connected components of a graph on the GPU; see :class:`DeviceComponents`."""
+    return DeviceComponents(on_device(graph)).run()
 
 
-def _components_on_device(dg: DeviceGraph) -> tuple[Any, Any]:
-    """ECL-CC connected components on the GPU; returns device ``(label, sizes)``.
+@cache
+def _kernel(name: str) -> Any:
+    """One kernel of the compiled module, looked up once (a launch then costs only the launch)."""
+    return _module().get_function(name)
+
+
+class DeviceComponents:
+    """One ECL-CC connected-components run on the GPU, phase by phase.
+
+    Each phase is a method that only queues kernels (none waits for the host), so the bench can
+    time them one by one with CUDA events; :meth:`run` calls them in order and :meth:`result`
+    reads the component count back, the only host sync.
+
+    * ``init``: every vertex points at its first smaller neighbour, or itself.
+    * ``compute``: hooking with intermediate pointer jumping, by degree tier (thread, warp,
+      block per vertex: three launches).
+    * ``flatten``: every vertex points at its root, the smallest member of its component.
+    * ``number``: components numbered by root id, i.e. by smallest member: root ranks within
+      tiles of :data:`CC_TILE` vertices, one single-block scan of the tile counts, a gather.
+    * ``sizes``: vertices per component (warp-aggregated atomics).
+
+    The first three are ECL-CC's kernels (Jaiganesh & Burtscher, HPDC 2018) and what its
+    published times cover.
 
     Parameters
     ----------
     dg : DeviceGraph
         The graph (or a pruned core) on the device.
-
-    Returns
-    -------
-    label : cupy.ndarray of int32
-        Component of each node, components numbered by smallest member.
-    sizes : cupy.ndarray of int64
-        Nodes per component.
     """
-    cp = cupy()
-    mod = _module()
-    n = np.int32(dg.n)
-    nstat = cp.empty(dg.n, dtype=cp.int32)
-    worklist = cp.empty(dg.n, dtype=cp.int32)
-    counts = cp.empty(2, dtype=cp.int32)
-    is_root = cp.empty(dg.n, dtype=cp.int32)
-    label = cp.empty(dg.n, dtype=cp.int32)
-    full_grid = (_sm_count(cp.cuda.Device().id) * 8,)
-    by_vertex = _blocks(dg.n)
 
-    mod.get_function("cc_init")(by_vertex, (THREADS,), (dg.indptr, dg.indices, n, nstat, counts))
-    mod.get_function("cc_compute_thread")(by_vertex, (THREADS,),
-                                          (dg.indptr, dg.indices, n, nstat, worklist, counts))
-    mod.get_function("cc_compute_warp")(full_grid, (THREADS,),
-                                        (dg.indptr, dg.indices, nstat, worklist, counts))
-    mod.get_function("cc_compute_block")(full_grid, (THREADS,),
-                                         (dg.indptr, dg.indices, n, nstat, worklist, counts))
-    mod.get_function("cc_finalize")(by_vertex, (THREADS,), (n, nstat, is_root))
-    # Roots are the smallest members; numbering roots in id order gives the CPU's numbering.
-    root_rank = cp.cumsum(is_root, dtype=cp.int32)
-    mod.get_function("cc_label")(by_vertex, (THREADS,), (n, nstat, root_rank, label))
-    count = int(root_rank[-1])
-    sizes = cp.bincount(label, minlength=count).astype(cp.int64, copy=False)
-    return label, sizes
+    PHASES = ("init", "compute", "flatten", "number", "sizes")
+
+    def __init__(self, dg: DeviceGraph) -> None:
+        cp = cupy()
+        self.dg = dg
+        self.n = np.int32(dg.n)
+        self.nstat = cp.empty(dg.n, dtype=cp.int32)
+        # The tiers' worklist while hooking; afterwards each root's rank within its tile.
+        self.worklist = cp.empty(dg.n, dtype=cp.int32)
+        # Medium tier length, high tier start, component count.
+        self.counts = cp.empty(3, dtype=cp.int32)
+        self.tiles = np.int32(max(1, -(-dg.n // CC_TILE)))
+        self.tile_offset = cp.empty(int(self.tiles), dtype=cp.int32)
+        self.label = cp.empty(dg.n, dtype=cp.int32)
+        # Only the first `count` entries are used (zeroed by the numbering's last kernel).
+        self.component_size = cp.empty(dg.n, dtype=cp.int64)
+        self.full_grid = (_sm_count(cp.cuda.Device().id) * 8,)
+        self.by_vertex = _blocks(dg.n)
+
+    def init(self) -> None:
+        """Point each vertex at its first smaller neighbour; reset the worklist counters."""
+        _kernel("cc_init")(self.by_vertex, (THREADS,),
+                           (self.dg.indptr, self.dg.indices, self.n, self.nstat, self.counts))
+
+    def compute(self) -> None:
+        """Hook every edge once, from its larger endpoint, by degree tier."""
+        graph = (self.dg.indptr, self.dg.indices)
+        _kernel("cc_compute_thread")(self.by_vertex, (THREADS,),
+                                     (*graph, self.n, self.nstat, self.worklist, self.counts))
+        _kernel("cc_compute_warp")(self.full_grid, (THREADS,),
+                                   (*graph, self.nstat, self.worklist, self.counts))
+        _kernel("cc_compute_block")(self.full_grid, (THREADS,),
+                                    (*graph, self.n, self.nstat, self.worklist, self.counts))
+
+    def flatten(self) -> None:
+        """Point every vertex straight at its root."""
+        _kernel("cc_flatten")(self.by_vertex, (THREADS,), (self.n, self.nstat))
+
+    def number(self) -> None:
+        """Label each vertex with the rank of its root among all roots (the CPU's numbering)."""
+        _kernel("cc_root_ranks")((int(self.tiles),), (CC_TILE,),
+                                 (self.n, self.nstat, self.worklist, self.tile_offset))
+        _kernel("cc_scan_tiles")((1,), (1024,), (self.tiles, self.tile_offset, self.counts))
+        _kernel("cc_label")(self.by_vertex, (THREADS,),
+                            (self.n, np.int32(CC_TILE), self.nstat, self.worklist,
+                             self.tile_offset, self.counts, self.label, self.component_size))
+
+    def sizes(self) -> None:
+        """Count the vertices of each component."""
+        _kernel("cc_sizes")(self.by_vertex, (THREADS,), (self.n, self.label, self.component_size))
+
+    def result(self) -> tuple[Any, Any]:
+        """Device ``(label, sizes)``: int32 per node, int64 per component (reads the count)."""
+        return self.label, self.component_size[:int(self.counts[2])]
+
+    def run(self) -> tuple[Any, Any]:
+        """All phases, then :meth:`result`."""
+        for phase in self.PHASES:
+            getattr(self, phase)()
+        return self.result()
 
 
 def components_gpu(graph: Graph, params: ComponentsParams,

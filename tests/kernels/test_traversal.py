@@ -14,6 +14,7 @@ from kernels.registry import get_algorithm, no_progress
 from kernels.traversal import (
     BfsParams,
     ComponentsParams,
+    DeviceComponents,
     bfs_cpu,
     bfs_gpu,
     components_cpu,
@@ -229,6 +230,48 @@ def test_gpu_matches_cpu(name: str, gpu_graphs: dict[str, Graph]) -> None:
     params = ComponentsParams()
     assert_same(components_cpu(graph, params, no_progress),
                 components_gpu(graph, params, no_progress))
+
+
+def tiers_graph(seed: int) -> Graph:
+    """600k nodes (over 1024 numbering tiles of 512), mostly small components and isolated
+    nodes, plus vertices for every hooking tier: hubs whose rows are all smaller ids (the last
+    node), mixed (node 1000: the block stops early) and medium degrees (warp per vertex)."""
+    rng = np.random.default_rng(seed)
+    n = 600_000
+    src, dst = [rng.integers(0, n, 250_000)], [rng.integers(0, n, 250_000)]
+    for hub, degree in [(n - 1, 5_000), (1_000, 3_000), *((int(v), 100) for v in
+                                                          rng.integers(0, n, 50))]:
+        src.append(np.full(degree, hub))
+        dst.append(rng.choice(n, degree, replace=False))
+    graph, _ = build_graph(original(np.concatenate(src)), original(np.concatenate(dst)),
+                           extra_nodes=original(np.arange(n)))
+    return graph
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_components_phase_by_phase() -> None:
+    """Each phase leaves the state it documents: after flatten every node points at the
+    smallest member of its component; then labels and sizes are the CPU's."""
+    import cupy as cp
+
+    from kernels.device import on_device
+
+    graph = tiers_graph(9)
+    expected = components_cpu(graph, ComponentsParams(), no_progress)
+    label = expected.node_values["label"]
+    smallest = np.full(expected.arrays["sizes"].shape[0], graph.n)
+    np.minimum.at(smallest, label, np.arange(graph.n))
+    run = DeviceComponents(on_device(graph))
+    for phase in DeviceComponents.PHASES[:3]:
+        getattr(run, phase)()
+    np.testing.assert_array_equal(cp.asnumpy(run.nstat), smallest[label])
+    for phase in DeviceComponents.PHASES[3:]:
+        getattr(run, phase)()
+    got_label, got_sizes = run.result()
+    np.testing.assert_array_equal(cp.asnumpy(got_label), label)
+    np.testing.assert_array_equal(cp.asnumpy(got_sizes), expected.arrays["sizes"])
+    assert_same(expected, components_gpu(graph, ComponentsParams(), no_progress))
 
 
 @pytest.mark.gpu
