@@ -164,6 +164,56 @@ def bench_row(name: str, graph: Graph, algorithm: str, params: Any, repeat: int,
     return rows
 
 
+#: Per graph, ms of the host degeneracy ordering and orientation (profile rows).
+HOST_ORDERING_MS: dict[str, float] = {}
+
+
+def profile_row(name: str, graph: Graph, k: int) -> dict:
+    """Where a GPU clique run's time goes: each phase alone, after a warm-up (ms).
+
+    ``host degeneracy DAG``: the ordering the GPU used before (Numba, still the CPU's);
+    ``degree DAG``: its device replacement; ``cut items``: the cutting pass at the default
+    threshold; ``whole count``: the registered function (ordering, cutting, search).
+    """
+    from kernels import counting, counting_gpu
+    from kernels.device import cupy
+
+    cp = cupy()
+    depth = min(counting_gpu.CLIQUE_DEPTH, k - 3)
+    dag: list[Any] = []
+
+    def cut() -> None:
+        acc = cp.zeros(2 * (k + 2), dtype=cp.uint64)
+        counting_gpu.clique_items(*dag, k, k, counting_gpu.CLIQUE_SPLIT, depth, acc)
+
+    if name not in HOST_ORDERING_MS:  # the same for every k
+        begin = time.perf_counter()
+        counting.oriented(graph)
+        HOST_ORDERING_MS[name] = (time.perf_counter() - begin) * 1e3
+    row = {"graph": f"{name} k={k}", "host degeneracy DAG": HOST_ORDERING_MS[name]}
+    row["degree DAG"], found = timed(lambda: counting_gpu.degree_dag(graph), 1, True)
+    dag.extend(found)
+    row["max out-degree"] = int(cp.diff(dag[0]).max())
+    row["cut items"], _ = timed(cut, 1, True)
+    alg = get_algorithm("count_cliques")
+    row["whole count"], _ = timed(lambda: alg.function("gpu")(
+        graph, alg.params_model(k=k), no_progress), 1, True)
+    print(row, flush=True)
+    return row
+
+
+def phase_table(rows: list[dict], title: str) -> str:
+    """Markdown table of :func:`profile_row` rows (printed too)."""
+    names = list(rows[0])
+    lines = [f"### {title}", "", "| " + " | ".join(names) + " |",
+             "|" + "|".join("---" for _ in names) + "|"]
+    lines += ["| " + " | ".join(f"{r[c]:,.2f}" if isinstance(r[c], float) else f"{r[c]}"
+                                for c in names) + " |" for r in rows]
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
 def counts_table(counts: list[dict]) -> str:
     lines = ["### Counts (exact)", "", "| graph | algorithm | method | count | CPU = GPU |",
              "|---|---|---|---|---|"]
@@ -190,13 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated graph names to keep")
     parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
     parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    parser.add_argument("--profile", action="store_true",
+                        help="also time the GPU clique phases (table 'GPU clique phases')")
     args = parser.parse_args(argv)
 
     gpu = gpu_available() and not args.no_gpu
     device = device_name("gpu") if gpu else device_name("cpu")
     keep = set(filter(None, args.only.split(",")))
     graphs: dict[str, Graph] = {}
-    texts, counts = [], []
+    texts, counts, phases = [], [], []
     for algorithm, names, ks, extra in PLAN:
         rows: list[dict] = []
         for name in names:
@@ -211,13 +263,18 @@ def main(argv: list[str] | None = None) -> int:
             for k in ks:
                 model = get_algorithm(algorithm).params_model
                 params = model(k=k or graph.n, **extra)
-                rows += bench_row(name, graph, algorithm, params, args.repeat, gpu,
-                                  {"gpu": args.max_seconds, "cpu": args.cpu_max_seconds},
-                                  counts)
+                new = bench_row(name, graph, algorithm, params, args.repeat, gpu,
+                                {"gpu": args.max_seconds, "cpu": args.cpu_max_seconds}, counts)
+                rows += new
+                if args.profile and algorithm == "count_cliques" and new[0]["backend"] == "gpu":
+                    phases.append(profile_row(name, graph, params.k))
         if rows:
             what = f"{algorithm} {extra or ''}".strip()
             texts.append(print_table(rows, f"{what} — {device}, CPU {device_name('cpu')}, "
                                            f"{date.today()}"))
+            if phases:
+                texts.append(phase_table(phases, f"GPU clique phases (ms) — {device}"))
+                phases = []
             if args.out:  # after every table, so that a cut-off run keeps what it measured
                 args.out.parent.mkdir(parents=True, exist_ok=True)
                 args.out.write_text("\n\n".join([*texts, counts_table(counts)]) + "\n")

@@ -73,11 +73,14 @@ LOCAL_MAX_K = 4
 #: Search nodes per second (estimates), measured on the H100 machine (bench/results/counting.md).
 NODES_PER_SECOND = {"cpu": {"clique": 4e7, "connected": 1e7},
                     "gpu": {"clique": 3e8, "connected": 7e6}}
-#: Host seconds per edge for the degeneracy ordering and orientation (both backends).
+#: Host seconds per edge for the degeneracy ordering and orientation (the CPU's cliques, the
+#: local counts) or for reading the graph.
 SECONDS_PER_EDGE = 3e-7
-#: Host seconds per adjacency read building the roots' bitmaps (sum over DAG arcs v -> u of the
-#: out-degree of u; both backends: the GPU's work items are cut on the host).
-SECONDS_PER_BITMAP_READ = 4.5e-9
+#: Seconds per edge orienting the graph for the clique search (the GPU's: CuPy passes).
+ORIENT_SECONDS_PER_EDGE = {"cpu": SECONDS_PER_EDGE, "gpu": 5e-9}
+#: Seconds per adjacency read building the roots' bitmaps (sum over DAG arcs v -> u of the
+#: out-degree of u).
+SECONDS_PER_BITMAP_READ = {"cpu": 4.5e-9, "gpu": 2e-10}
 #: Seconds per adjacency read of the local counts (independent sets, k <= 4).
 SECONDS_PER_LOCAL_READ = 1.5e-8
 #: Roots an estimate always walks (the heaviest) and samples at random (the others).
@@ -170,10 +173,29 @@ def _dag_counts(backend: Backend) -> Callable[..., dict[int, int]]:
     return counting_gpu.dag_counts
 
 
+def clique_dag(graph: Graph, backend: Backend, xp: Any = None) -> tuple[Any, Any]:
+    """The DAG a backend's clique search runs on: out-lists ``(dptr, dadj)``.
+
+    CPU: degeneracy order (the smallest out-degrees, O(m) sequential peeling). GPU: degree order
+    built with array passes (on the device; with ``xp=numpy`` on the host, for estimates),
+    unless an out-degree would pass the kernel's limit; then the degeneracy order, which bounds
+    it better.
+    """
+    if backend == "gpu" and graph.n:
+        from kernels import counting_gpu
+        if xp is None:
+            dptr, dadj = counting_gpu.degree_dag(graph)
+        else:
+            dptr, dadj = cpu.degree_dag(xp, graph.indptr, graph.indices)
+        if int((dptr[1:] - dptr[:-1]).max()) <= counting_gpu.MAX_OUT_DEGREE:
+            return dptr, dadj
+    return oriented(graph)[3:]
+
+
 def _cliques(graph: Graph, params: CountParams, progress: ProgressFn, backend: Backend
              ) -> AlgorithmResult:
-    progress(0.0, "cliques: degeneracy ordering")
-    _, _, _, dptr, dadj = oriented(graph)
+    progress(0.0, "cliques: ordering")
+    dptr, dadj = clique_dag(graph, backend)
     lo_size = 3 if params.k_max else params.k
     counts = {1: graph.n, 2: graph.m}
     counts.update(_dag_counts(backend)(dptr, dadj, params.k, lo_size, progress, "cliques"))
@@ -421,8 +443,9 @@ def _dag_seconds(graph: Graph, dptr: np.ndarray, dadj: np.ndarray, params: Count
     nodes, detail = sampled_nodes(outdeg, lambda v, walks, seed: cpu.clique_walks(
         dptr, dadj, v, params.k, lo_size, walks, seed, pos, rows, cand))
     bitmap_reads = float(outdeg[dadj].sum())
-    seconds = (nodes / NODES_PER_SECOND[backend]["clique"] + graph.m * SECONDS_PER_EDGE
-               + bitmap_reads * SECONDS_PER_BITMAP_READ)
+    seconds = (nodes / NODES_PER_SECOND[backend]["clique"]
+               + graph.m * ORIENT_SECONDS_PER_EDGE[backend]
+               + bitmap_reads * SECONDS_PER_BITMAP_READ[backend])
     return seconds, f"{detail}; {bitmap_reads:,.0f} bitmap reads"
 
 
@@ -430,7 +453,7 @@ def estimate_cliques(graph: Graph, params: CountParams, backend: Backend) -> Est
     """Cost of ``count_cliques``: sampled roots of the oriented graph (module notes)."""
     if params.k < 3 or graph.m == 0:
         return Estimate(seconds=graph.m * SECONDS_PER_EDGE, detail="closed form")
-    _, _, _, dptr, dadj = oriented(graph)
+    dptr, dadj = clique_dag(graph, backend, np)
     seconds, detail = _dag_seconds(graph, dptr, dadj, params, backend)
     return Estimate(seconds=seconds, detail=detail)
 

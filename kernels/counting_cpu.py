@@ -8,6 +8,8 @@ and the carry moved to ``hi``, so totals stay exact past 64 bits.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -118,6 +120,38 @@ def out_lists(ptr: np.ndarray, adj: np.ndarray, split: np.ndarray
     for v in range(n):
         dadj[dptr[v]:dptr[v + 1]] = adj[split[v]:ptr[v + 1]]
     return dptr, dadj
+
+
+def degree_dag(xp: Any, indptr: Any, indices: Any) -> tuple[Any, Any]:
+    """Out-lists of the graph in rank ids, ranked by ``(degree, id)``, edges oriented upwards.
+
+    Parameters
+    ----------
+    xp : module
+        ``numpy`` or ``cupy``: where the arrays live and the work is done (array passes and one
+        sort of the kept arcs).
+    indptr, indices : array
+        The graph's CSR.
+
+    Returns
+    -------
+    dptr, dadj : array
+        Out-lists (int64 offsets, int32 targets) sorted by rank, as the searches need (an entry's
+        out-neighbours sit after it in its root's list); every out-degree is below
+        ``sqrt(2 m)``: an out-neighbour has at least the degree of its tail.
+    """
+    n = indptr.shape[0] - 1
+    deg = xp.diff(indptr)
+    order = xp.argsort(deg * n + xp.arange(n, dtype=deg.dtype))
+    rank = xp.empty(n, dtype=xp.int64)
+    rank[order] = xp.arange(n, dtype=xp.int64)
+    src = xp.searchsorted(indptr, xp.arange(indices.shape[0]), side="right") - 1
+    tail, head = rank[src], rank[indices]
+    up = head > tail
+    key = xp.sort((tail[up] << 32) | head[up])
+    counts = xp.bincount(key >> 32, minlength=n)
+    dptr = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(counts, dtype=xp.int64)])
+    return dptr, (key & 0xFFFFFFFF).astype(xp.int32)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -487,83 +521,8 @@ def connected_walks(indptr: np.ndarray, indices: np.ndarray, r: int, first: int,
 
 
 # ------------------------------------------------------------------------------------------------
-# Work items for the GPU: heavy roots split into their subproblems, counted nodes kept on the host
+# Work items for the GPU's connected-set search: the levels above the cut searched on the host
 # ------------------------------------------------------------------------------------------------
-
-
-@numba.njit(cache=True, nogil=True)
-def clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int, split: int,
-                 depth: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """GPU work items for the clique search: rows ``(root, weight, p_1, ..., p_depth)``.
-
-    The search of every root is followed here while a node has ``split`` or more candidates
-    (and is above level ``depth``); such nodes are counted here into ``(hi, lo)`` exactly as
-    :func:`clique_root` would, and their children become items instead: an item is a search node,
-    given by its root and the local indices it chose (``-1`` padded), whose whole subtree the GPU
-    searches. Nodes without candidates are left out. ``weight``: the item's candidates.
-    """
-    n = dptr.shape[0] - 1
-    pos, rows, cand = clique_scratch(dptr, kmax)
-    path = np.empty(depth + 1, np.int32)
-    items = np.empty((1024, depth + 2), np.int32)
-    count = 0
-    for v in range(n):
-        s = dptr[v + 1] - dptr[v]
-        if s == 0 or kmax < 3 or 1 + s < lo_size:
-            continue
-        if s < split or depth == 0:  # a light root is one item as it is: no bitmap here
-            items = _emit(items, count, v, s, path, 0)
-            count += 1
-            continue
-        words = _local_bitmap(dptr, dadj, v, pos, rows)
-        _full(cand, s, words)
-        t, fresh = 0, True
-        while t >= 0:
-            if fresh:
-                fresh = False
-                c = 0
-                for w in range(words):
-                    c += _popcount(cand[t, w])
-                if c < split or t == depth:
-                    if c > 0:
-                        items = _emit(items, count, v, c, path, t)
-                        count += 1
-                    t -= 1
-                    continue
-                if t >= 1:
-                    add_wide(lo, hi, t + 2, c)
-                if t + 3 > kmax or t + 1 + c < lo_size:
-                    t -= 1
-                    continue
-            i = -1
-            for w in range(words):
-                if cand[t, w]:
-                    i = (w << 6) + _lowest_bit(cand[t, w])
-                    cand[t, w] &= cand[t, w] - np.uint64(1)
-                    break
-            if i < 0:
-                t -= 1
-                continue
-            for w in range(words):
-                cand[t + 1, w] = cand[t, w] & rows[i, w]
-            path[t + 1] = i
-            t += 1
-            fresh = True
-    return items[:count]
-
-
-@numba.njit(cache=True, nogil=True)
-def _emit(items: np.ndarray, count: int, v: int, weight: int, path: np.ndarray, t: int
-          ) -> np.ndarray:
-    """Row ``count`` of ``items`` = the node of root ``v`` that chose ``path[1..t]``."""
-    if count == items.shape[0]:
-        grown = np.empty((2 * count, items.shape[1]), np.int32)
-        grown[:count] = items[:count]
-        items = grown
-    items[count, 0], items[count, 1] = v, weight
-    for q in range(items.shape[1] - 2):
-        items[count, 2 + q] = path[q + 1] if q < t else -1
-    return items
 
 
 @numba.njit(cache=True, nogil=True)

@@ -24,8 +24,10 @@ from kernels.graph import Graph
 from kernels.registry import ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("cuda") / "counting.cu"
-#: Lanes of a clique warp hold this many 32-bit words each at most (out-degree <= 1024 * 8).
+#: Lanes of a clique warp hold this many 32-bit words each at most (out-degree <= 1024 * 8): one
+#: kernel each, every root going to the narrowest that fits (fewer registers, smaller rows).
 CLIQUE_WORDS_PER_LANE = (1, 2, 4, 8)
+MAX_OUT_DEGREE = 1024 * CLIQUE_WORDS_PER_LANE[-1]
 #: Device scratch the per-warp bitmaps and per-thread ESU lists may take.
 SCRATCH_BYTES = 2 << 30
 THREADS = 256
@@ -67,14 +69,136 @@ def _batched(total: int, launch: Callable[[int, int], None], progress: ProgressF
     progress(1.0, f"{what}: {total:,} of {total:,} done")
 
 
-def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
-               progress: ProgressFn, what: str) -> dict[int, int]:
+def degree_dag(graph: Graph) -> tuple[Any, Any]:
+    """The graph oriented from lower to higher ``(degree, id)``, as device out-lists.
+
+    A few CuPy passes over the arcs, no host work. Any order counts cliques exactly; a degree
+    order keeps every out-degree below ``sqrt(2 m)`` (a degeneracy order bounds it better, but
+    it is a sequential peeling).
+
+    Parameters
+    ----------
+    graph : Graph
+
+    Returns
+    -------
+    dptr, dadj : cupy.ndarray
+        Sorted out-lists (int64 offsets, int32 targets) of the acyclic orientation.
+    """
+    cp = cupy()
+    dg = on_device(graph)
+    return cpu.degree_dag(cp, dg.indptr, dg.indices)
+
+
+def _root_class(outdeg: Any) -> Any:
+    """Index into :data:`CLIQUE_WORDS_PER_LANE` of the kernel that fits each out-degree."""
+    return sum((outdeg > 1024 * r).astype(outdeg.dtype) for r in CLIQUE_WORDS_PER_LANE[:-1])
+
+
+def _launch_clique(kind: str, cls: int, d_ptr: Any, d_adj: Any, items: Any, dmax: int,
+                   kmax: int, lo_size: int, acc: Any, progress: ProgressFn | None,
+                   what: str, *cut_args: Any) -> None:
+    """Run ``clique_{kind}`` over ``items`` (roots of out-degree <= ``dmax``, one class)."""
+    cp = cupy()
+    kernel = _module().get_function(f"clique_{kind}_r{CLIQUE_WORDS_PER_LANE[cls]}")
+    nitems = int(items.shape[0])
+    row_words = -(-dmax // 32)
+    warps = min(_sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)), nitems)
+    warps = -(-warps // (THREADS // 32)) * (THREADS // 32)  # whole blocks: every warp has rows
+    scratch = cp.empty(warps * dmax * row_words, dtype=cp.uint32)
+    counter = cp.zeros(1, dtype=cp.int32)
+
+    def launch(start: int, stop: int) -> None:
+        counter.fill(0)
+        blocks = -(-min(warps, stop - start) * 32 // THREADS)
+        kernel((blocks,), (THREADS,), (d_ptr, d_adj, items[start:stop], np.int32(items.shape[1]),
+                                       np.int32(stop - start), np.int32(kmax), np.int32(lo_size),
+                                       scratch, np.int32(row_words), np.int32(dmax), counter,
+                                       acc, *cut_args))
+
+    if progress is None:
+        launch(0, nitems)
+    else:
+        _batched(nitems, launch, progress, what)
+
+
+def clique_items(d_ptr: Any, d_adj: Any, kmax: int, lo_size: int, split: int, depth: int,
+                 acc: Any) -> Any:
+    """Work items of the clique search, cut on the device.
+
+    Roots with fewer than ``split`` out-neighbours are items as they are; the others are
+    followed by the ``clique_cut`` kernels while a node has ``split`` or more candidates (and
+    is above level ``depth``), those nodes being counted into ``acc`` exactly as the search
+    would, and their children becoming items.
+
+    Parameters
+    ----------
+    d_ptr, d_adj : cupy.ndarray
+        Device out-lists of the DAG.
+    kmax, lo_size : int
+        Largest size counted; smallest size needed.
+    split, depth : int
+        Candidates from which a node is cut; deepest level cut.
+    acc : cupy.ndarray
+        128-bit totals per size (``2 * (kmax + 2)`` words) the cut nodes are added to.
+
+    Returns
+    -------
+    cupy.ndarray
+        int32 rows ``(root, weight, p_1, ..., p_depth)`` (``-1`` padded): a search node by its
+        root and the local indices it chose, ``weight`` its candidates.
+    """
+    cp = cupy()
+    outdeg = cp.diff(d_ptr)
+    keep = (outdeg > 0) & (outdeg + 1 >= lo_size)
+    heavy = keep & (outdeg >= split) if depth > 0 else cp.zeros_like(keep)
+    light = cp.flatnonzero(keep & ~heavy).astype(cp.int32)
+    cols = depth + 2
+    parts = [cp.full((light.shape[0], cols), -1, dtype=cp.int32)]
+    parts[0][:, 0] = light
+    parts[0][:, 1] = outdeg[light]
+    roots = cp.flatnonzero(heavy).astype(cp.int32)
+    classes = _root_class(outdeg[roots])
+    for cls in range(len(CLIQUE_WORDS_PER_LANE)):
+        mine = roots[classes == cls]
+        if mine.shape[0] == 0:
+            continue
+        dmax = int(outdeg[mine].max())
+        pairs = cp.stack([mine, outdeg[mine].astype(cp.int32)], axis=1)
+        cap = max(1 << 16, 16 * int(mine.shape[0]))
+        while True:  # twice at most: the first pass tells how many items there are
+            out = cp.empty((cap, cols), dtype=cp.int32)
+            found = cp.zeros(1, dtype=cp.int32)
+            here = cp.zeros_like(acc)
+            _launch_clique("cut", cls, d_ptr, d_adj, pairs, dmax, kmax, lo_size, here, None, "",
+                           np.int32(split), np.int32(depth), out, np.int32(cols), np.int32(cap),
+                           found)
+            count = int(found.get()[0])
+            if count <= cap:
+                break
+            cap = count
+        _add_wide(acc, here)
+        parts.append(out[:count])
+    return cp.concatenate(parts)
+
+
+def _add_wide(acc: Any, more: Any) -> None:
+    """``acc += more``, both 128-bit totals as (low, high) uint64 word pairs."""
+    cp = cupy()
+    low = acc[0::2] + more[0::2]
+    acc[1::2] += more[1::2] + (low < acc[0::2]).astype(cp.uint64)  # the carry of a wrapped low
+    acc[0::2] = low
+
+
+def dag_counts(dptr: Any, dadj: Any, kmax: int, lo_size: int, progress: ProgressFn,
+               what: str) -> dict[int, int]:
     """Cliques of sizes 3..kmax in the DAG of out-lists ``(dptr, dadj)`` on the GPU.
 
     Parameters
     ----------
-    dptr, dadj : ndarray
-        Sorted out-lists (CSR, int64 offsets, int32 targets) of an acyclic orientation.
+    dptr, dadj : ndarray or cupy.ndarray
+        Sorted out-lists (CSR, int64 offsets, int32 targets) of an acyclic orientation, on the
+        host or the device.
     kmax : int
         Largest clique size counted.
     lo_size : int
@@ -86,7 +210,7 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
     Returns
     -------
     dict of int to int
-        Count per size 3..kmax (exact; 128-bit device totals plus the host's share).
+        Count per size 3..kmax (exact; 128-bit device totals).
 
     Raises
     ------
@@ -94,46 +218,42 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
         An out-list longer than 8,192 (the warp bitmaps' width).
     """
     cp = cupy()
-    n = dptr.shape[0] - 1
+    d_ptr, d_adj = cp.asarray(dptr), cp.asarray(dadj)
     acc = cp.zeros(2 * (kmax + 2), dtype=cp.uint64)
-    dmax = int(np.diff(dptr).max()) if n else 0
+    outdeg = cp.diff(d_ptr)
+    dmax = int(outdeg.max()) if outdeg.shape[0] else 0
     if kmax < 3 or dmax == 0:
         return _wide(acc, range(3, kmax + 1))
-    per_lane = next((r for r in CLIQUE_WORDS_PER_LANE if dmax <= 1024 * r), None)
-    if per_lane is None:
-        raise LimitExceeded(f"an out-degree of {dmax:,} after degeneracy ordering is over the "
-                            "GPU clique kernel's 8,192", field="k")
+    if dmax > MAX_OUT_DEGREE:
+        raise LimitExceeded(f"an out-degree of {dmax:,} after ordering is over the GPU clique "
+                            f"kernel's {MAX_OUT_DEGREE:,}", field="k")
     # Nodes at level kmax - 2 only count their candidates: cutting there would buy nothing.
     depth, split = min(CLIQUE_DEPTH, kmax - 3), CLIQUE_SPLIT
+    progress(0.0, f"{what}: cutting work items")
     while True:
-        lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
-        items = cpu.clique_items(dptr, dadj, kmax, lo_size, split, depth, lo, hi)
+        acc.fill(0)
+        items = clique_items(d_ptr, d_adj, kmax, lo_size, split, depth, acc)
         if items.shape[0] >= TARGET_ITEMS or split == 1 or depth == 0:
             break
         split //= 2
-    items = items[np.argsort(-items[:, 1], kind="stable")]  # heaviest first
-    nitems = int(items.shape[0])
-    kernel = _module().get_function(f"clique_count_r{per_lane}")
-    row_words = -(-dmax // 32)
-    warps = min(_sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)),
-                max(nitems, 1))
-    warps = -(-warps // (THREADS // 32)) * (THREADS // 32)  # whole blocks: every warp has rows
-    scratch = cp.empty(warps * dmax * row_words, dtype=cp.uint32)
-    d_items = cp.asarray(items)
-    d_ptr, d_adj = cp.asarray(dptr), cp.asarray(dadj)
-    counter = cp.zeros(1, dtype=cp.int32)
+    # Kernel class (words per lane) first, the heaviest items of a class first.
+    classes = _root_class(outdeg[items[:, 0]])
+    order = cp.argsort((classes.astype(cp.int64) << 32) + items[:, 1])[::-1]
+    items = items[order]
+    sizes = cp.bincount(classes, minlength=len(CLIQUE_WORDS_PER_LANE)).get()
+    stop, stop_all = 0, int(items.shape[0])
+    for cls in reversed(range(len(CLIQUE_WORDS_PER_LANE))):
+        start, stop = stop, stop + int(sizes[cls])
+        if start == stop:
+            continue
+        mine = items[start:stop]
 
-    def launch(start: int, stop: int) -> None:
-        counter.fill(0)
-        blocks = -(-min(warps, stop - start) * 32 // THREADS)
-        kernel((blocks,), (THREADS,), (d_ptr, d_adj, d_items[start:stop],
-                                       np.int32(items.shape[1]), np.int32(stop - start),
-                                       np.int32(kmax), np.int32(lo_size), scratch,
-                                       np.int32(row_words), np.int32(dmax), counter, acc))
+        def overall(fraction: float, message: str, start: int = start, stop: int = stop) -> None:
+            progress((start + fraction * (stop - start)) / stop_all, message)
 
-    _batched(nitems, launch, progress, f"{what}: work items")
-    host = cpu.wide_totals(lo, hi)
-    return {s: c + host[s] for s, c in _wide(acc, range(3, kmax + 1)).items()}
+        _launch_clique("count", cls, d_ptr, d_adj, mine, int(outdeg[mine[:, 0]].max()), kmax,
+                       lo_size, acc, overall, f"{what}: work items")
+    return _wide(acc, range(3, kmax + 1))
 
 
 def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int, int]:

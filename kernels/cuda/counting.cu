@@ -61,20 +61,30 @@ __device__ __forceinline__ void build_row(const long long* __restrict__ dptr,
     }
 }
 
-// An item is a search node: its root and the local indices it chose (-1 padded to cols - 2;
-// kernels/counting_cpu.py clique_items). An item below the root builds only the rows its subtree
-// reads: those of its prefix and of its candidates.
-template <int R>
+// Deepest level the cutting pass (CUT) descends to: items carry at most this many indices.
+#define CUT_DEPTH 3
+
+// An item is a search node: its root, its candidates (weight) and the local indices it chose
+// (-1 padded to cols - 2). An item below the root builds only the rows its subtree reads: those of
+// its prefix and of its candidates.
+//
+// CUT: the items are heavy roots, and instead of searching, the warp follows each root's search
+// while a node has split or more candidates (above level depth), counting those nodes into acc
+// as the search would, and writes their children as items (rows of out_cols ints) to out; slots
+// past out_cap are counted in out_count but not written (the caller retries with more room).
+template <int R, bool CUT>
 __device__ void clique_warp(const long long* __restrict__ dptr, const int* __restrict__ dadj,
                             const int* __restrict__ items, int cols, int nitems, int kmax,
                             int lo_size, unsigned* __restrict__ scratch, int row_words,
-                            int dmax, int* next_item, u64* acc) {
+                            int dmax, int* next_item, u64* acc, int split, int depth,
+                            int* __restrict__ out, int out_cols, int out_cap, int* out_count) {
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     unsigned* rows = scratch + warp * (long long)dmax * row_words;
     u64 part[KMAX + 1];
     for (int size = 0; size <= kmax; ++size) part[size] = 0;
     unsigned cand[KMAX][R];
+    int path[CUT_DEPTH + 1];  // CUT: the local index chosen at each level
     for (;;) {
         int idx = 0;
         if (lane == 0) idx = atomicAdd(next_item, 1);
@@ -132,6 +142,21 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
 #pragma unroll
                 for (int r = 0; r < R; ++r) c += __popc(cand[t][r]);
                 c = __reduce_add_sync(FULL, c);
+                if (CUT && (c < split || t == depth)) {
+                    if (c > 0 && lane == 0) {
+                        const int slot = atomicAdd(out_count, 1);
+                        if (slot < out_cap) {
+                            int* row = out + (long long)slot * out_cols;
+                            row[0] = v;
+                            row[1] = c;
+                            for (int q = 0; q < out_cols - 2; ++q) {
+                                row[2 + q] = q < t ? path[q + 1] : -1;
+                            }
+                        }
+                    }
+                    --t;
+                    continue;
+                }
                 if (lane == 0 && t >= 1) add_partial(part, acc, t + 2, (u64)c);
                 if (t + 3 > kmax || t + 1 + c < lo_size) { --t; continue; }
             }
@@ -148,6 +173,7 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
                 }
             }
             if (i < 0) { --t; continue; }
+            if (CUT) path[t + 1] = i;
             const unsigned* row = rows + (long long)i * row_words;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
@@ -164,19 +190,27 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
     }
 }
 
-#define CLIQUE_KERNEL(R)                                                                        \
+#define CLIQUE_KERNELS(R)                                                                       \
     extern "C" __global__ void clique_count_r##R(                                              \
         const long long* dptr, const int* dadj, const int* items, int cols, int nitems,        \
         int kmax, int lo_size, unsigned* scratch, int row_words, int dmax, int* next_item,     \
         u64* acc) {                                                                            \
-        clique_warp<R>(dptr, dadj, items, cols, nitems, kmax, lo_size, scratch, row_words,    \
-                       dmax, next_item, acc);                                                  \
+        clique_warp<R, false>(dptr, dadj, items, cols, nitems, kmax, lo_size, scratch,         \
+                              row_words, dmax, next_item, acc, 0, 0, nullptr, 0, 0, nullptr);  \
+    }                                                                                          \
+    extern "C" __global__ void clique_cut_r##R(                                                \
+        const long long* dptr, const int* dadj, const int* items, int cols, int nitems,        \
+        int kmax, int lo_size, unsigned* scratch, int row_words, int dmax, int* next_item,     \
+        u64* acc, int split, int depth, int* out, int out_cols, int out_cap, int* out_count) { \
+        clique_warp<R, true>(dptr, dadj, items, cols, nitems, kmax, lo_size, scratch,          \
+                             row_words, dmax, next_item, acc, split, depth, out, out_cols,     \
+                             out_cap, out_count);                                              \
     }
 
-CLIQUE_KERNEL(1)
-CLIQUE_KERNEL(2)
-CLIQUE_KERNEL(4)
-CLIQUE_KERNEL(8)
+CLIQUE_KERNELS(1)
+CLIQUE_KERNELS(2)
+CLIQUE_KERNELS(4)
+CLIQUE_KERNELS(8)
 
 // The node of size s (members[0..s-1], the last one just picked) appends the picked vertex's
 // neighbours above the root that no earlier member has discovered; len[s] = the new length.

@@ -295,15 +295,15 @@ def test_gpu_wide_counts_and_dense_neighbourhoods() -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# The GPU's work items (cut on the host) partition the search exactly: checked on the CPU by
-# searching each item's subtree the way the kernels do (kernels/cuda/counting.cu), in Python.
+# The GPU's work items partition the search exactly: each item's subtree searched the way the
+# kernels do (kernels/cuda/counting.cu), in Python. Clique items are cut on the device (-m gpu),
+# connected-set items on the host.
 # ------------------------------------------------------------------------------------------------
 
 
-def search_clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
-                        split: int, depth: int) -> dict[int, int]:
-    lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
-    items = cpu.clique_items(dptr, dadj, kmax, lo_size, split, depth, lo, hi)
+def search_clique_items(dptr: np.ndarray, dadj: np.ndarray, items: np.ndarray, kmax: int,
+                        lo_size: int, cut: dict[int, int]) -> dict[int, int]:
+    """Counts of the items' subtrees plus ``cut``, the counts of the nodes above them."""
     found = [0] * (kmax + 2)
     for item in items:
         v, prefix = item[0], [x for x in item[2:] if x >= 0]
@@ -322,9 +322,9 @@ def search_clique_items(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: 
         cand = set(range(len(local)))
         for q in prefix:
             cand &= rows[q]
+        assert len(cand) == item[1]  # the weight: the item's candidates
         visit(len(prefix), cand)
-    host = cpu.wide_totals(lo, hi)
-    return {s: found[s] + host[s] for s in range(3, kmax + 1)}
+    return {s: found[s] + cut[s] for s in range(3, kmax + 1)}
 
 
 def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int]:
@@ -362,16 +362,62 @@ def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int
 
 
 @pytest.mark.parametrize("index", range(6))
-def test_gpu_work_items_partition_the_search(index: int) -> None:
+def test_connected_work_items_partition_the_search(index: int) -> None:
     graph = from_nx(random_graphs()[index])
-    _, _, _, dptr, dadj = counting.oriented(graph)
     for kmax in (3, 4, 6):
-        full = all_sizes("cliques", graph, kmax)
-        for split, depth in ((1, 3), (2, 1), (4, 2), (100, 3), (1, 0)):
-            assert search_clique_items(dptr, dadj, kmax, 3, split, depth) == {
-                s: full[s - 1] for s in range(3, kmax + 1)}, (kmax, split, depth)
-            assert search_clique_items(dptr, dadj, kmax, kmax, split, depth)[kmax] == full[-1]
         connected = all_sizes("connected", graph, kmax)
         for depth in range(1, kmax - 1):
             assert search_connected_items(graph, kmax, depth) == {
                 s: connected[s - 1] for s in range(3, kmax + 1)}, (kmax, depth)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("index", range(6))
+def test_gpu_clique_items_partition_the_search(index: int) -> None:
+    from kernels import counting_gpu
+    from kernels.device import cupy
+
+    cp = cupy()
+    graph = from_nx(random_graphs()[index])
+    for dag in (counting.clique_dag(graph, "gpu"), counting.oriented(graph)[3:]):
+        dptr, dadj = (cp.asarray(x) for x in dag)
+        for kmax in (3, 4, 6):
+            full = all_sizes("cliques", graph, kmax)
+            for split, depth in ((1, 3), (2, 1), (4, 2), (100, 3), (1, 0)):
+                for lo_size in (3, kmax):
+                    acc = cp.zeros(2 * (kmax + 2), dtype=cp.uint64)
+                    items = counting_gpu.clique_items(dptr, dadj, kmax, lo_size, split, depth,
+                                                      acc)
+                    found = search_clique_items(dptr.get(), dadj.get(), items.get(), kmax,
+                                                lo_size, counting_gpu._wide(acc, range(kmax + 1)))
+                    assert found[kmax] == full[-1], (kmax, split, depth, lo_size)
+                    if lo_size == 3:
+                        assert found == {s: full[s - 1] for s in range(3, kmax + 1)}
+
+
+def test_degree_dag_orients_every_edge_once_upwards(monkeypatch) -> None:
+    from kernels import counting_gpu
+
+    for g in [*random_graphs(), nx.powerlaw_cluster_graph(3000, 10, 0.7, seed=5),
+              nx.empty_graph(4)]:
+        graph = from_nx(g)
+        dptr, dadj = counting.clique_dag(graph, "gpu", np)
+        deg = np.diff(graph.indptr)
+        order = np.lexsort((np.arange(graph.n), deg))  # rank -> vertex
+        edges = {tuple(sorted((int(order[r]), int(order[x]))))
+                 for r in range(graph.n) for x in dadj[dptr[r]:dptr[r + 1]]}
+        assert len(edges) == dptr[-1] == graph.m and edges == {tuple(sorted(e)) for e in g.edges}
+        for r in range(graph.n):
+            row = dadj[dptr[r]:dptr[r + 1]]
+            assert (np.diff(row) > 0).all() and (row > r).all()
+            assert row.shape[0] ** 2 <= 2 * graph.m
+        # The CPU search on this DAG counts what it counts on its own (degeneracy) DAG.
+        lo, hi = np.zeros(9, np.int64), np.zeros(9, np.int64)
+        cpu.clique_roots(dptr, dadj, np.arange(graph.n), 7, 3, lo, hi)
+        assert cpu.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
+    # Past the kernels' out-degree limit the GPU takes the degeneracy DAG.
+    graph = from_nx(nx.complete_graph(6))
+    monkeypatch.setattr(counting_gpu, "MAX_OUT_DEGREE", 4)
+    assert all(np.array_equal(a, b) for a, b in zip(
+        counting.clique_dag(graph, "gpu", np), counting.oriented(graph)[3:], strict=True))
