@@ -85,8 +85,14 @@ class Stack:
         worker = subprocess.Popen([sys.executable, "-m", "workers", "--backend", backend],
                                   env=self.env, cwd=REPO)
         self.workers.append(worker)
-        wait_until(lambda: worker.pid in {w["pid"] for w in self.live_workers()} - before,
-                   timeout=30)
+
+        def registered() -> bool:
+            assert worker.poll() is None, f"the worker exited with {worker.returncode}"
+            return worker.pid in {w["pid"] for w in self.live_workers()} - before
+
+        # A worker registers after compiling every kernel: on a fresh clone (no Numba cache
+        # yet, as in CI) that is tens of seconds on two cores; later workers load the cache.
+        wait_until(registered, timeout=240, every=0.25)
         return worker
 
     def live_workers(self) -> list[dict]:
