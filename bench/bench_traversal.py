@@ -51,7 +51,7 @@ from scipy.sparse import csgraph
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.table import print_table  # noqa: E402
+from bench.table import event_ms, print_table  # noqa: E402
 from kernels.device import device_name, gpu_available, on_device  # noqa: E402
 from kernels.graph import Graph, build_graph, content_id  # noqa: E402
 from kernels.registry import no_progress  # noqa: E402
@@ -123,23 +123,6 @@ def wall_ms(fn: Callable[[], object], repeat: int) -> float:
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-def event_ms(fn: Callable[[], object], repeat: int) -> float:
-    """Median CUDA-event time in ms after one warm-up call (compiles kernels, uploads graph)."""
-    import cupy as cp
-
-    fn()
-    cp.cuda.Device().synchronize()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(repeat):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
     return statistics.median(times)
 
 

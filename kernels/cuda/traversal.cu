@@ -305,8 +305,10 @@ __device__ __forceinline__ int representative(int idx, volatile int* nstat) {
 }
 
 // Link the trees of v and its neighbour u: hook the larger root under the smaller with a CAS,
-// retrying from the root that won if another thread moved it first.
-__device__ __forceinline__ void hook(int vstat, int u, int* nstat) {
+// retrying from the root that won if another thread moved it first. vstat (v's representative)
+// is carried from one neighbour to the next, as in ECL-CC, and moves to ostat once v's root is
+// hooked under it: a stale vstat would cost the next neighbour a failed CAS.
+__device__ __forceinline__ void hook(int& vstat, int u, int* nstat) {
     int ostat = representative(u, nstat);
     bool repeat;
     do {
@@ -322,6 +324,8 @@ __device__ __forceinline__ void hook(int vstat, int u, int* nstat) {
                 if ((ret = atomicCAS(&nstat[vstat], vstat, ostat)) != vstat) {
                     vstat = ret;
                     repeat = true;
+                } else {
+                    vstat = ostat;
                 }
             }
         }
@@ -365,7 +369,8 @@ __device__ __forceinline__ void push_tier(bool take, int v, int* counter, int ad
 
 // Low-degree vertices, one thread each; medium and high degrees go to the worklist's front and
 // back for the warp and block kernels. Every edge is processed once, from its larger endpoint; a
-// vertex with no smaller neighbour (nstat[v] == v at init) has nothing to do.
+// vertex with no smaller neighbour (nstat[v] == v at init) has nothing to do. All three tiers
+// skip the row's first entry: init made it v's parent, so it is in v's tree already.
 extern "C" __global__ void cc_compute_thread(const long long* __restrict__ indptr,
                                              const int* __restrict__ indices, int n,
                                              int* nstat, int* __restrict__ wl, int* counts) {
@@ -381,8 +386,10 @@ extern "C" __global__ void cc_compute_thread(const long long* __restrict__ indpt
     push_tier(active && deg > THREAD_DEGREE && deg <= WARP_DEGREE, v, &counts[0], 1, wl);
     push_tier(active && deg > WARP_DEGREE, v, &counts[1], -1, wl);
     if (!active || deg > THREAD_DEGREE) return;
-    const int vstat = representative(v, nstat);
-    for (long long j = begin; j < end; ++j) {
+    // Many vertices have no smaller neighbour beyond the first: no walk to the root for them.
+    if (deg < 2 || indices[begin + 1] > v) return;
+    int vstat = representative(v, nstat);
+    for (long long j = begin + 1; j < end; ++j) {
         const int u = indices[j];
         if (u < v) hook(vstat, u, nstat);
         else break;  // sorted row: no smaller neighbours after this
@@ -402,9 +409,9 @@ extern "C" __global__ void cc_compute_warp(const long long* __restrict__ indptr,
     for (long long k = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < count;
          k += warps) {
         const int v = wl[k];
-        const int vstat = representative(v, nstat);
+        int vstat = representative(v, nstat);
         const long long end = indptr[v + 1];
-        for (long long base = indptr[v]; base < end; base += 32) {
+        for (long long base = indptr[v] + 1; base < end; base += 32) {
             const long long j = base + lane;
             const int u = j < end ? indices[j] : INT_MAX;
             if (u < v) hook(vstat, u, nstat);
@@ -421,9 +428,9 @@ extern "C" __global__ void cc_compute_block(const long long* __restrict__ indptr
     const int start = counts[1];
     for (long long k = start + blockIdx.x; k < n; k += gridDim.x) {
         const int v = wl[k];
-        const int vstat = representative(v, nstat);
+        int vstat = representative(v, nstat);
         const long long end = indptr[v + 1];
-        for (long long base = indptr[v]; base < end; base += blockDim.x) {
+        for (long long base = indptr[v] + 1; base < end; base += blockDim.x) {
             const long long j = base + threadIdx.x;
             const int u = j < end ? indices[j] : INT_MAX;
             if (u < v) hook(vstat, u, nstat);
