@@ -51,6 +51,7 @@ from kernels import cnd_cpu, cnd_gpu
 from kernels.errors import InvalidInput
 from kernels.graph import Graph
 from kernels.registry import (
+    VOLATILE,
     Algorithm,
     AlgorithmResult,
     Backend,
@@ -109,10 +110,13 @@ class CndSummary(BaseModel):
     shard: int | None = Field(None, description="distributed: the shard that found it.")
     shards_ok: int | None = Field(None, description="distributed: shards that succeeded.")
     starts_run: int = Field(description="Greedy starts run.")
-    time_to_best_s: float = Field(description="Seconds from the start of the run to the best.")
-    iterations: int = Field(0, description="search: swap moves made (all chains).")
+    time_to_best_s: float = Field(description="Seconds from the start of the run to the best.",
+                                  json_schema_extra=VOLATILE)
+    iterations: int = Field(0, description="search: swap moves made (all chains).",
+                            json_schema_extra=VOLATILE)
     timeline: list[list[float]] = Field(
-        default_factory=list, description="search: [seconds, objective] at each new best.")
+        default_factory=list, description="search: [seconds, objective] at each new best.",
+        json_schema_extra=VOLATILE)
 
 
 def check_k(graph: Graph, params: CndParams) -> None:

@@ -62,6 +62,17 @@ class AlgorithmResult:
 
 AlgorithmFn = Callable[[Graph, Any, ProgressFn], AlgorithmResult]
 
+#: ``json_schema_extra`` of a result-model field that varies from run to run (a timing), so it is
+#: left out when the backends' answers are compared (:func:`comparable_summary`).
+VOLATILE: dict[str, Any] = {"volatile": True}
+
+
+def comparable_summary(result_model: type[BaseModel], summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` without the fields that ``result_model`` marks :data:`VOLATILE`."""
+    fields = result_model.model_fields
+    return {key: value for key, value in summary.items()
+            if key not in fields or fields[key].json_schema_extra != VOLATILE}
+
 
 @dataclass(frozen=True)
 class Estimate:
