@@ -11,13 +11,17 @@ combinations, so that graphs of millions of edges are in reach:
   into items, the search nodes at the depth where there are enough of them for the GPU (the
   host searches the levels above); the GPU runs one thread per item. Nodes of size k - 1 add
   their number of children without visiting them.
-* ``count_cliques``: kClist-style (Danisch et al. 2018). Orient every edge along a degeneracy
-  (smallest-last) order, so each vertex keeps at most degeneracy-many out-neighbours; per root,
-  a bitmap of the out-neighbourhood's adjacency, then a depth-first search where the candidates of
-  a node are the AND of its parent's candidates and the chosen vertex's row. The GPU runs a warp
-  per work item, each lane owning words of the bitmaps; an item is a root or, for roots with many
-  candidates, one of its search nodes up to three levels down (the host counts the nodes above),
-  so one giant clique does not leave a single warp with all the work.
+* ``count_cliques``: kClist-style (Danisch et al. 2018). Orient every edge upwards in an order:
+  on the CPU a degeneracy (smallest-last) order, so each vertex keeps at most degeneracy-many
+  out-neighbours; on the GPU a (degree, id) order, built on the device with a sort and scans
+  (out-degrees below sqrt(2m); the peeling of a degeneracy order is sequential host work that
+  took longer than the whole GPU search). Per root, a bitmap of the out-neighbourhood's
+  adjacency, then a depth-first search where the candidates of a node are the AND of its
+  parent's candidates and the chosen vertex's row. The GPU runs a warp per work item, each lane
+  owning words of the bitmaps; an item is a root or, for roots with many candidates, one of its
+  search nodes up to three levels down, cut on the device one level per round (the cutting
+  kernels count the nodes above), so one giant clique does not leave a single warp with all the
+  work.
 * ``count_independent_sets``, two regimes (``method``):
 
   - ``local`` (k <= 4, any graph, the default there): inclusion-exclusion over the edge sets
@@ -38,8 +42,8 @@ totals 128-bit (64-bit per-thread partials flushed before they would wrap).
 ``k_max=true`` returns every size 1..k in ``counts`` (the connected and clique searches produce
 them anyway; for independent sets the empty set is not included). Estimates take the heaviest 32
 and 64 random roots (edge items for connected sets), size each one's search tree with Knuth's
-random-path estimator (unbiased, heavy-tailed) and extrapolate, plus the host's orientation and
-bitmap work, at rates measured on the H100 machine; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are
+random-path estimator (unbiased, heavy-tailed) and extrapolate, plus the orientation and bitmap
+work, at rates measured on the H100 machine; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are
 refused before they are queued (422 ``job_too_long``, the estimate in the error).
 """
 
@@ -72,15 +76,15 @@ ENUMERATE_MAX_NODES = 1024
 LOCAL_MAX_K = 4
 #: Search nodes per second (estimates), measured on the H100 machine (bench/results/counting.md).
 NODES_PER_SECOND = {"cpu": {"clique": 4e7, "connected": 1e7},
-                    "gpu": {"clique": 3e8, "connected": 7e6}}
+                    "gpu": {"clique": 7e8, "connected": 7e6}}
 #: Host seconds per edge for the degeneracy ordering and orientation (the CPU's cliques, the
 #: local counts) or for reading the graph.
 SECONDS_PER_EDGE = 3e-7
 #: Seconds per edge orienting the graph for the clique search (the GPU's: CuPy passes).
-ORIENT_SECONDS_PER_EDGE = {"cpu": SECONDS_PER_EDGE, "gpu": 5e-9}
+ORIENT_SECONDS_PER_EDGE = {"cpu": SECONDS_PER_EDGE, "gpu": 5e-10}
 #: Seconds per adjacency read building the roots' bitmaps (sum over DAG arcs v -> u of the
 #: out-degree of u).
-SECONDS_PER_BITMAP_READ = {"cpu": 4.5e-9, "gpu": 2e-10}
+SECONDS_PER_BITMAP_READ = {"cpu": 4.5e-9, "gpu": 1.5e-11}
 #: Seconds per adjacency read of the local counts (independent sets, k <= 4).
 SECONDS_PER_LOCAL_READ = 1.5e-8
 #: Roots an estimate always walks (the heaviest) and samples at random (the others).

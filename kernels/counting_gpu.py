@@ -2,9 +2,10 @@
 
 Work is spread by persistent grids that fetch their next item from a device counter (cliques: a
 warp per item, heaviest first; connected sets: a thread per item). Items redistribute skewed work:
-clique search nodes with many candidates are split into their children (up to three levels), and
-the connected-set search is cut at the depth where there are enough nodes for every thread, the
-host counting the nodes above (``counting_cpu.clique_items`` / ``connected_items``). Launches go
+clique search nodes with many candidates are split into their children (up to three levels, on
+the device: :func:`clique_items`), and the connected-set search is cut at the depth where there
+are enough nodes for every thread, the host counting the nodes above
+(``counting_cpu.connected_items``). Launches go
 in batches of items, with a progress report (and a chance to cancel) between batches.
 """
 
@@ -126,10 +127,11 @@ def clique_items(d_ptr: Any, d_adj: Any, kmax: int, lo_size: int, split: int, de
                  acc: Any) -> Any:
     """Work items of the clique search, cut on the device.
 
-    Roots with fewer than ``split`` out-neighbours are items as they are; the others are
-    followed by the ``clique_cut`` kernels while a node has ``split`` or more candidates (and
-    is above level ``depth``), those nodes being counted into ``acc`` exactly as the search
-    would, and their children becoming items.
+    Roots with fewer than ``split`` out-neighbours are items as they are; the others are cut
+    into their children, one level per round down to level ``depth``, by the ``clique_cut``
+    kernels (a warp per node cut): a node with ``split`` or more candidates is counted into
+    ``acc`` exactly as the search would count it, and its children become the next round's
+    nodes.
 
     Parameters
     ----------
@@ -150,44 +152,38 @@ def clique_items(d_ptr: Any, d_adj: Any, kmax: int, lo_size: int, split: int, de
     """
     cp = cupy()
     outdeg = cp.diff(d_ptr)
-    keep = (outdeg > 0) & (outdeg + 1 >= lo_size)
-    heavy = keep & (outdeg >= split) if depth > 0 else cp.zeros_like(keep)
-    light = cp.flatnonzero(keep & ~heavy).astype(cp.int32)
-    cols = depth + 2
-    parts = [cp.full((light.shape[0], cols), -1, dtype=cp.int32)]
-    parts[0][:, 0] = light
-    parts[0][:, 1] = outdeg[light]
-    roots = cp.flatnonzero(heavy).astype(cp.int32)
-    classes = _root_class(outdeg[roots])
+    roots = cp.flatnonzero((outdeg > 0) & (outdeg + 1 >= lo_size)).astype(cp.int32)
+    level = cp.full((roots.shape[0], depth + 2), -1, dtype=cp.int32)
+    level[:, 0] = roots
+    level[:, 1] = outdeg[roots]
+    parts = []
+    for t in range(depth):
+        cut = level[:, 1] >= split
+        parts.append(level[~cut])
+        level = _children(d_ptr, d_adj, outdeg, level[cut], kmax, lo_size, split, t + 1, acc)
+    return cp.concatenate([*parts, level])
+
+
+def _children(d_ptr: Any, d_adj: Any, outdeg: Any, items: Any, kmax: int, lo_size: int,
+              split: int, depth: int, acc: Any) -> Any:
+    """The children (at level ``depth``) of ``items``, nodes of ``split`` or more candidates at
+    level ``depth - 1``, which are counted into ``acc``."""
+    cp = cupy()
+    cols = items.shape[1]
+    classes = _root_class(outdeg[items[:, 0]])
+    parts = [cp.empty((0, cols), dtype=cp.int32)]
     for cls in range(len(CLIQUE_WORDS_PER_LANE)):
-        mine = roots[classes == cls]
+        mine = items[classes == cls]
         if mine.shape[0] == 0:
             continue
-        dmax = int(outdeg[mine].max())
-        pairs = cp.stack([mine, outdeg[mine].astype(cp.int32)], axis=1)
-        cap = max(1 << 16, 16 * int(mine.shape[0]))
-        while True:  # twice at most: the first pass tells how many items there are
-            out = cp.empty((cap, cols), dtype=cp.int32)
-            found = cp.zeros(1, dtype=cp.int32)
-            here = cp.zeros_like(acc)
-            _launch_clique("cut", cls, d_ptr, d_adj, pairs, dmax, kmax, lo_size, here, None, "",
-                           np.int32(split), np.int32(depth), out, np.int32(cols), np.int32(cap),
-                           found)
-            count = int(found.get()[0])
-            if count <= cap:
-                break
-            cap = count
-        _add_wide(acc, here)
-        parts.append(out[:count])
+        cap = int(mine[:, 1].sum(dtype=cp.int64))  # a child per candidate at most
+        out = cp.empty((cap, cols), dtype=cp.int32)
+        found = cp.zeros(1, dtype=cp.int32)
+        _launch_clique("cut", cls, d_ptr, d_adj, mine, int(outdeg[mine[:, 0]].max()), kmax,
+                       lo_size, acc, None, "", np.int32(split), np.int32(depth), out,
+                       np.int32(cols), np.int32(cap), found)
+        parts.append(out[:int(found.get()[0])])
     return cp.concatenate(parts)
-
-
-def _add_wide(acc: Any, more: Any) -> None:
-    """``acc += more``, both 128-bit totals as (low, high) uint64 word pairs."""
-    cp = cupy()
-    low = acc[0::2] + more[0::2]
-    acc[1::2] += more[1::2] + (low < acc[0::2]).astype(cp.uint64)  # the carry of a wrapped low
-    acc[0::2] = low
 
 
 def dag_counts(dptr: Any, dadj: Any, kmax: int, lo_size: int, progress: ProgressFn,

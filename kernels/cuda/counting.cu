@@ -68,10 +68,11 @@ __device__ __forceinline__ void build_row(const long long* __restrict__ dptr,
 // (-1 padded to cols - 2). An item below the root builds only the rows its subtree reads: those of
 // its prefix and of its candidates.
 //
-// CUT: the items are heavy roots, and instead of searching, the warp follows each root's search
-// while a node has split or more candidates (above level depth), counting those nodes into acc
-// as the search would, and writes their children as items (rows of out_cols ints) to out; slots
-// past out_cap are counted in out_count but not written (the caller retries with more room).
+// CUT: instead of searching, the warp follows each item's search while a node has split or more
+// candidates (above level depth), counting those nodes into acc as the search would, and writes
+// their children as items (rows of out_cols ints) to out; out_count counts them (slots past
+// out_cap are not written). The caller cuts one level per launch (depth = the items' level + 1),
+// so that the subtrees of one giant root are cut by many warps.
 template <int R, bool CUT>
 __device__ void clique_warp(const long long* __restrict__ dptr, const int* __restrict__ dadj,
                             const int* __restrict__ items, int cols, int nitems, int kmax,
@@ -97,6 +98,9 @@ __device__ void clique_warp(const long long* __restrict__ dptr, const int* __res
         const int words = (s + 31) >> 5;
         int t0 = 0;
         while (t0 < cols - 2 && item[2 + t0] >= 0) ++t0;
+        if (CUT) {
+            for (int q = 0; q < t0; ++q) path[q + 1] = item[2 + q];
+        }
         if (t0 == 0) {
             for (int a = lane; a < s; a += 32) {
                 build_row(dptr, dadj, p, s, a, rows + (long long)a * row_words, words);
