@@ -11,14 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from schemathesis import GenerationMode
-from schemathesis.specs.openapi.checks import status_code_conformance
 
-from tests.conftest import Stack
-from tests.reliability.corpus import Malformed, malformed_uploads
+# A dev dependency; the GPU machine's image lacks it (its gpu_check collects every module).
+schemathesis = pytest.importorskip("schemathesis")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from schemathesis import GenerationMode  # noqa: E402
+from schemathesis.specs.openapi.checks import status_code_conformance  # noqa: E402
+
+from tests.conftest import Stack  # noqa: E402
+from tests.reliability.corpus import Malformed, malformed_uploads  # noqa: E402
 
 MAX_UPLOAD_BYTES = 1 << 20
 MAX_DECOMPRESSED_BYTES = 1 << 20
