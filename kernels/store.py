@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,10 +29,11 @@ META_FILE = "meta.json"
 _NPY_HEADER_LOCK = threading.Lock()
 
 
-def load_npy(path: Path) -> np.ndarray:
-    """A ``.npy`` array memory-mapped read-only; safe to call from many threads at once."""
+def load_npy(path: Path, mode: Literal["r", "c"] = "r") -> np.ndarray:
+    """A ``.npy`` array memory-mapped read-only (``"r"``) or copy-on-write (``"c"``); safe to
+    call from many threads at once."""
     with _NPY_HEADER_LOCK:
-        return np.load(path, mmap_mode="r")
+        return np.load(path, mmap_mode=mode)
 
 
 def graph_metadata(graph: Graph) -> dict[str, Any]:
@@ -137,12 +138,15 @@ class GraphStore:
         return sorted(metas, key=lambda meta: meta["created_at"])
 
     def load(self, graph_id: str, *, mmap: bool = True) -> Graph:
-        """Load a stored graph; arrays are memory-mapped read-only unless ``mmap`` is False."""
+        """Load a stored graph, memory-mapped (copy-on-write) unless ``mmap`` is False."""
         folder = self.path(graph_id)
         if not self.exists(graph_id):
             raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        # Copy-on-write maps: the stored files can never change, yet the arrays type as
+        # writeable in Numba, so jobs run the very kernels that worker warm-up (in-memory
+        # graphs) compiled instead of compiling read-only variants on their first call.
         arrays = {
-            stem: load_npy(folder / f"{stem}.npy")
+            stem: load_npy(folder / f"{stem}.npy", mode="c")
             for stem in ("indptr", "indices", "node_ids", "weights")
             if (folder / f"{stem}.npy").exists()
         }

@@ -86,6 +86,9 @@ def test_store_is_content_addressed_and_atomic(tmp_path: Path) -> None:
     assert (meta["n"], meta["m"], meta["weighted"]) == (3, 2, True)
     loaded = store.load(meta["id"])
     assert np.array_equal(loaded.indices, graph.indices) and loaded.graph_id == meta["id"]
+    # Copy-on-write: a kernel writing into a loaded array never reaches the stored graph.
+    loaded.indices[:] = -7
+    assert np.array_equal(store.load(meta["id"]).indices, graph.indices)
     assert [g["id"] for g in store.list()] == [meta["id"]]
     assert not list((tmp_path / "tmp").iterdir())
     store.delete(meta["id"])
