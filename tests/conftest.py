@@ -143,10 +143,12 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The shared stack: API plus one CPU worker."""
     shared = Stack(redis_url, tmp_path_factory.mktemp("data"))
-    shared.start_api()
-    shared.start_worker()
-    yield shared
-    shared.stop()
+    try:  # a start-up that fails must not leave its API or worker running
+        shared.start_api()
+        shared.start_worker()
+        yield shared
+    finally:
+        shared.stop()
 
 
 @pytest.fixture
