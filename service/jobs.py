@@ -174,13 +174,29 @@ class JobStore:
         pipe.execute()
 
     def cancel(self, job_id: str) -> dict[str, Any]:
-        """Cancel a job: a queued one never runs; a running one is asked to stop.
+        """Cancel a job: a queued one never runs; a running one is asked to stop, and so are
+        the shards it fanned out (``workers/fanout.py``), which then end its reduce job early.
 
         Raises
         ------
         Conflict
             The job has already finished.
         """
+        record = self._request_cancel(job_id)
+        if record["status"] == "queued":
+            # A worker may take it meanwhile; it then sees the record and skips the job. RQ
+            # raises ValueError when the execution it is removing ends under it in that race.
+            with contextlib.suppress(NoSuchJobError, InvalidJobOperation, ValueError):
+                cancel_job(job_id, connection=self.redis, serializer=JSONSerializer)
+        for shard in record.get("shards") or []:
+            # Shards' RQ jobs stay queued (a worker skips a canceled record) so that their
+            # reduce job, which depends on them, still runs and ends the parent.
+            with contextlib.suppress(NotFound, Conflict):
+                self._request_cancel(shard if isinstance(shard, str) else shard["id"])
+        return self.get(job_id)
+
+    def _request_cancel(self, job_id: str) -> dict[str, Any]:
+        """Mark a queued job canceled or ask a running one to stop; its record before."""
         key = self._key(job_id)
         with self.redis.pipeline() as pipe:
             while True:
@@ -203,12 +219,7 @@ class JobStore:
                     break
                 except WatchError:
                     continue  # the record changed under us (a worker took it): look again
-        if record["status"] == "queued":
-            # A worker may take it meanwhile; it then sees the record and skips the job. RQ
-            # raises ValueError when the execution it is removing ends under it in that race.
-            with contextlib.suppress(NoSuchJobError, InvalidJobOperation, ValueError):
-                cancel_job(job_id, connection=self.redis, serializer=JSONSerializer)
-        return self.get(job_id)
+        return record
 
     def _mark_canceled(self, pipe: Any, record: dict[str, Any]) -> None:
         key = self._key(record["id"])

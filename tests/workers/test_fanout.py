@@ -112,6 +112,22 @@ def test_every_shard_failing_fails_the_job(two_workers) -> None:
     assert "every shard" in job["error"]["message"]
 
 
+def test_canceling_the_job_cancels_its_shards(two_workers) -> None:
+    stack, graph_id = two_workers
+    job_id, shards = submit_and_wait_for_shards(stack, graph_id)
+    assert stack.http.delete(f"/v1/jobs/{job_id}").status_code == 200
+    job = stack.wait_job(job_id, timeout=120)
+    assert job["status"] == "canceled", job
+    states = wait_until(lambda: [s for s in (record(stack, i)["status"] for i in shards)
+                                 if s in ("succeeded", "failed", "canceled")]
+                        if all(record(stack, i)["status"] in ("succeeded", "failed", "canceled")
+                               for i in shards) else None, timeout=60)
+    # Two workers can only have started two of the four shards: the others never ran.
+    assert states.count("canceled") >= 2 and "failed" not in states
+    in_use = {m.decode() for m in stack.redis.smembers(f"{stack.prefix}:graph:{graph_id}:jobs")}
+    assert not in_use & {job_id, *shards}  # none of them holds the graph any more
+
+
 def test_k_must_leave_a_node_at_submit(stack: Stack) -> None:
     graph_id = stack.upload("1 2\n2 3\n", name="p3")["id"]
     response = stack.submit(graph_id, "critical_nodes", {"k": 3})
