@@ -154,16 +154,18 @@ def authenticate(
         tenant's job or graph named in the path.
     """
     st = state(request)
-    if st.keys.open:
-        who = OPEN_CALLER
-    elif credentials is None:
-        raise _unauthorized("missing_api_key", "this service needs an API key: send "
-                            "'Authorization: Bearer <key>'")
-    else:
-        known = st.keys.identify(credentials.credentials)
-        if known is None:
-            raise _unauthorized("invalid_api_key", "the API key is not valid")
-        who = known
+    known = None if st.keys.open or credentials is None else st.keys.identify(
+        credentials.credentials)
+    if not st.keys.open and known is None:
+        # Requests without a valid key share their address's bucket, so keys cannot be
+        # guessed faster than a client may call.
+        address = request.client.host if request.client else "unknown"
+        check_rate(st.redis, st.settings, f"address:{address}", f"address {address}")
+        if credentials is None:
+            raise _unauthorized("missing_api_key", "this service needs an API key: send "
+                                "'Authorization: Bearer <key>'")
+        raise _unauthorized("invalid_api_key", "the API key is not valid")
+    who = OPEN_CALLER if known is None else known
     check_rate(st.redis, st.settings, who.key_id)
     params = request.path_params
     if "job_id" in params:

@@ -57,8 +57,10 @@ return 1
 DEFAULT_DEVICE_BYTES_PER_NODE = 48
 
 
-def check_rate(redis: Redis, settings: Settings, key_id: str) -> None:
-    """Take one request from the key's token bucket; 429 with ``Retry-After`` when empty."""
+def check_rate(redis: Redis, settings: Settings, key_id: str, who: str = "this API key"
+               ) -> None:
+    """Take one request from the token bucket of ``key_id`` (an API key's hash, or a client
+    address for requests without a valid key); 429 with ``Retry-After`` when empty."""
     if settings.rate_limit_per_second <= 0:
         return
     allowed, wait = redis.eval(_TOKEN_BUCKET, 1, settings.key("rate", key_id),
@@ -66,7 +68,7 @@ def check_rate(redis: Redis, settings: Settings, key_id: str) -> None:
     if not int(allowed):
         seconds = max(1, math.ceil(float(wait)))
         raise ApiError(429, "rate_limited",
-                       f"too many requests for this API key (GRAPHGPU_RATE_LIMIT_PER_SECOND="
+                       f"too many requests for {who} (GRAPHGPU_RATE_LIMIT_PER_SECOND="
                        f"{settings.rate_limit_per_second:g}, burst "
                        f"{settings.rate_limit_burst}); retry in {seconds} s",
                        headers={"Retry-After": str(seconds)})

@@ -53,6 +53,11 @@ def test_request_rate_per_key(make_stack) -> None:
         assert a.get("/v1/health").status_code == 200  # probes are never limited
         time.sleep(2.1)  # one token back at 0.5 per second
         assert a.get("/v1/algorithms").status_code == 200
+    with httpx.Client(base_url=stack.base_url,
+                      headers={"Authorization": "Bearer guess"}) as guesser:
+        statuses = [r.status_code for r in _hammer(guesser, 4)]
+        assert statuses == [401, 401, 401, 429]  # guessing keys is limited per address
+        assert "address 127.0.0.1" in guesser.get("/v1/algorithms").json()["error"]["message"]
 
 
 def test_active_jobs_per_key(idle: Stack) -> None:
