@@ -297,6 +297,20 @@ def clique_roots(dptr: np.ndarray, dadj: np.ndarray, roots: np.ndarray, kmax: in
 # ------------------------------------------------------------------------------------------------
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _extend(indptr: np.ndarray, indices: np.ndarray, picked: int, r: int, mark: np.ndarray,
+            ext: np.ndarray, tail: int) -> int:
+    """ESU's extension step: append ``picked``'s unmarked neighbours above the root ``r`` to
+    ``ext`` from ``tail`` on (marking them); the new tail."""
+    for j in range(indptr[picked], indptr[picked + 1]):
+        u = indices[j]
+        if u > r and mark[u] == 0:
+            mark[u] = 1
+            ext[tail] = u
+            tail += 1
+    return tail
+
+
 @numba.njit(cache=True, nogil=True)
 def connected_root(indptr: np.ndarray, indices: np.ndarray, r: int, first: int, last: int,
                    kmax: int, mark: np.ndarray, ext: np.ndarray, out: np.ndarray) -> None:
@@ -326,13 +340,7 @@ def connected_root(indptr: np.ndarray, indices: np.ndarray, r: int, first: int, 
         while s >= 2:
             if fresh:
                 fresh = False
-                tail = length[s - 1]
-                for j in range(indptr[picked], indptr[picked + 1]):
-                    u = indices[j]
-                    if u > r and mark[u] == 0:
-                        mark[u] = 1
-                        ext[tail] = u
-                        tail += 1
+                tail = _extend(indptr, indices, picked, r, mark, ext, length[s - 1])
                 length[s] = tail
                 nxt[s] = nxt[s - 1]
                 if s + 1 <= kmax:
@@ -499,12 +507,7 @@ def connected_walks(indptr: np.ndarray, indices: np.ndarray, r: int, first: int,
         s, start, length, picked, weight = 2, first + 1, size0, ext[first], 1.0
         total += 1.0
         while True:
-            for j in range(indptr[picked], indptr[picked + 1]):
-                u = indices[j]
-                if u > r and mark[u] == 0:
-                    mark[u] = 1
-                    ext[length] = u
-                    length += 1
+            length = _extend(indptr, indices, picked, r, mark, ext, length)
             children = length - start
             if children == 0 or s + 2 > kmax:
                 break
@@ -570,13 +573,7 @@ def connected_items(indptr: np.ndarray, indices: np.ndarray, kmax: int, depth: i
                     count += 1
                     continue
                 s += 1
-                tail = length[s - 1]
-                for j in range(indptr[picked], indptr[picked + 1]):
-                    u = indices[j]
-                    if u > r and mark[u] == 0:
-                        mark[u] = 1
-                        ext[tail] = u
-                        tail += 1
+                tail = _extend(indptr, indices, picked, r, mark, ext, length[s - 1])
                 length[s] = tail
                 nxt[s] = nxt[s - 1]
                 add_wide(lo, hi, s + 1, tail - nxt[s])
