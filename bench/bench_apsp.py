@@ -47,8 +47,8 @@ from scipy.sparse import csgraph
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.bench_traversal import event_ms, rate, wall_ms  # noqa: E402
-from bench.table import print_table  # noqa: E402
+from bench.bench_traversal import rate  # noqa: E402
+from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from kernels import apsp  # noqa: E402
 from kernels.apsp import ApspParams, apsp_cpu, apsp_gpu  # noqa: E402
 from kernels.device import device_name, gpu_available, on_device  # noqa: E402

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import csv
 import multiprocessing
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -38,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.table import event_ms, print_table  # noqa: E402
+from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from kernels import cnd_cpu, cnd_gpu  # noqa: E402
 from kernels.cnd import CndParams, critical_nodes_cpu, critical_nodes_gpu  # noqa: E402
 from kernels.device import device_name, gpu_available  # noqa: E402
@@ -57,17 +56,6 @@ def generated(model: str, n: int) -> tuple[Graph, Any]:
     edges = generate(name, {"n": n, "seed": 1, **extra})
     return build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
 
-
-def wall_ms(fn: Any, repeat: int, warm: bool = True) -> float:
-    """Median wall time in ms of ``fn`` (after one warm-up call when ``warm``)."""
-    if warm:
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 

@@ -33,7 +33,8 @@ from scipy.sparse import csgraph
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_traversal import assert_same, event_ms, load, wall_ms  # noqa: E402
+from bench.bench_traversal import assert_same, load  # noqa: E402
+from bench.table import event_ms, wall_ms  # noqa: E402
 from kernels import pruning  # noqa: E402
 from kernels.device import device_name, gpu_available  # noqa: E402
 from kernels.graph import Graph, build_graph, content_id  # noqa: E402

@@ -40,7 +40,6 @@ import dataclasses
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -51,7 +50,7 @@ from scipy.sparse import csgraph
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.table import event_ms, print_table  # noqa: E402
+from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from kernels.device import device_name, gpu_available, on_device  # noqa: E402
 from kernels.graph import Graph, build_graph, content_id  # noqa: E402
 from kernels.registry import no_progress  # noqa: E402
@@ -114,16 +113,6 @@ def load(name: str, data_dir: Path, gpu: bool = False) -> Graph:
                                extra_nodes=parsed.extra_nodes)
     return dataclasses.replace(graph, graph_id=content_id(graph))
 
-
-def wall_ms(fn: Callable[[], object], repeat: int) -> float:
-    """Median wall time in ms after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def scipy_csr(graph: Graph) -> sp.csr_matrix:

@@ -1,8 +1,9 @@
-"""Markdown result tables and the CUDA-event timer shared by the benchmark scripts."""
+"""Markdown result tables and the timers shared by the benchmark scripts."""
 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 
 COLUMNS: tuple[str, ...] = ("graph", "n", "m", "backend", "time_ms", "throughput", "peer",
@@ -65,4 +66,17 @@ def event_ms(fn: Callable[[], object], repeat: int) -> float:
         end.record()
         end.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
+def wall_ms(fn: Callable[[], object], repeat: int, warm: bool = True) -> float:
+    """Median wall time in ms of ``fn`` over ``repeat`` runs (after one warm-up call when
+    ``warm``)."""
+    if warm:
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
