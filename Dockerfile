@@ -11,7 +11,7 @@ RUN apt-get update \
 WORKDIR /app
 RUN python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY service service
 COPY workers workers
 COPY kernels kernels
@@ -20,5 +20,5 @@ RUN pip install --no-cache-dir '.[gpu]'
 
 VOLUME /data
 EXPOSE 8000
-# Default: the API. The worker service overrides the command with `python -m workers`.
-CMD ["uvicorn", "service.app:create_app", "--factory", "--host", "0.0.0.0", "--port", "8000"]
+# Default: the API. The worker service overrides the command with `python -m graphgpu.workers`.
+CMD ["uvicorn", "graphgpu.service.app:create_app", "--factory", "--host", "0.0.0.0", "--port", "8000"]

@@ -49,11 +49,11 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.bench_traversal import rate  # noqa: E402
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
-from kernels import apsp  # noqa: E402
-from kernels.apsp import ApspParams, apsp_cpu, apsp_gpu  # noqa: E402
-from kernels.device import device_name, gpu_available, on_device  # noqa: E402
-from kernels.graph import Graph, build_graph, content_id  # noqa: E402
-from kernels.registry import no_progress  # noqa: E402
+from graphgpu.kernels.algorithms import apsp  # noqa: E402
+from graphgpu.kernels.algorithms.apsp import ApspParams, apsp_cpu, apsp_gpu  # noqa: E402
+from graphgpu.kernels.core.device import device_name, gpu_available, on_device  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
 SAMPLE = 64  # SciPy peer sources
 DENSE_SAMPLE = 8  # on the dense graphs (Dijkstra over up to 17M arcs each)
@@ -70,7 +70,7 @@ def random_graph(n: int, degree: float, seed: int = 1) -> Graph:
 
 
 def real_graph(name: str, data_dir: Path) -> Graph:
-    from kernels.formats import parse_graph
+    from graphgpu.kernels.core.io.formats import parse_graph
 
     parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
     graph, _ = build_graph(parsed.src, parsed.dst, None, extra_nodes=parsed.extra_nodes)

@@ -3,7 +3,7 @@
 Run as ``python bench/bench_centrality.py [--sizes 10000,...] [--ms 1,2,3,4] [--radii 0,1,2,3]
 [--out FILE]``. Without CuPy or a GPU the GPU columns are empty, so it also runs on a CPU box.
 
-Graphs: the paper's Barabási-Albert set (``kernels.generators``, CPU, seed 1: every machine
+Graphs: the paper's Barabási-Albert set (``graphgpu.kernels.generators``, CPU, seed 1: every machine
 benchmarks the same graphs) and, for the agreement table, ca-GrQc, ca-CondMat and dblp-2010 read
 from ``--data-dir`` (``.benchdata/`` when the device call carried it, else
 ``../shared/data/real``).
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.table import event_ms  # noqa: E402
-from kernels.centrality import (  # noqa: E402
+from graphgpu.kernels.algorithms.centrality import (  # noqa: E402
     TIERS,
     closeness_sums_cpu,
     closeness_sums_device,
@@ -46,10 +46,10 @@ from kernels.centrality import (  # noqa: E402
     volumes_cpu,
     volumes_device,
 )
-from kernels.device import device_name, gpu_available  # noqa: E402
-from kernels.generators import generate  # noqa: E402
-from kernels.graph import Graph, build_graph, content_id  # noqa: E402
-from kernels.registry import no_progress  # noqa: E402
+from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
+from graphgpu.kernels.generators import generate  # noqa: E402
 
 BUDGET = 1 << 30  # max_batch_bytes default
 REAL = ("ca-GrQc", "ca-CondMat", "dblp-2010")
@@ -62,7 +62,7 @@ def ba(n: int, m: int) -> Graph:
 
 
 def real(name: str, data_dir: Path) -> Graph:
-    from kernels.formats import parse_graph
+    from graphgpu.kernels.core.io.formats import parse_graph
 
     parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
     graph, _ = build_graph(parsed.src, parsed.dst, extra_nodes=parsed.extra_nodes)

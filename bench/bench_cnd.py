@@ -38,13 +38,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
-from kernels import cnd_cpu, cnd_gpu  # noqa: E402
-from kernels.cnd import CndParams, critical_nodes_cpu, critical_nodes_gpu  # noqa: E402
-from kernels.device import device_name, gpu_available  # noqa: E402
-from kernels.formats import parse_graph  # noqa: E402
-from kernels.generators import generate  # noqa: E402
-from kernels.graph import Graph, build_graph  # noqa: E402
-from kernels.registry import no_progress  # noqa: E402
+from graphgpu.kernels.algorithms.critical_nodes import (  # noqa: E402
+    CndParams,
+    critical_nodes_cpu,
+    critical_nodes_gpu,
+)
+from graphgpu.kernels.algorithms.critical_nodes import cpu as cnd_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu  # noqa: E402
+from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
+from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
+from graphgpu.kernels.generators import generate  # noqa: E402
 
 SIZES = (100, 500, 2000, 10000, 20000)
 MODELS = {"BA": ("barabasi_albert", {"m": 2}), "WS": ("watts_strogatz", {"k": 4, "p": 0.1})}
@@ -232,10 +237,10 @@ def distributed(sizes: tuple[int, ...], workers: int, starts: int) -> list[dict]
 
     from redis import Redis
 
-    from kernels.settings import get_settings
-    from kernels.store import GraphStore
-    from service.jobs import JobStore
-    from service.redis_server import RedisServer
+    from graphgpu.kernels.core.settings import get_settings
+    from graphgpu.kernels.core.store import GraphStore
+    from graphgpu.service.jobs import JobStore
+    from graphgpu.service.redis_server import RedisServer
 
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -247,8 +252,8 @@ def distributed(sizes: tuple[int, ...], workers: int, starts: int) -> list[dict]
         get_settings.cache_clear()
         settings = get_settings()
         redis = Redis.from_url(url)
-        procs = [subprocess.Popen([sys.executable, "-m", "workers", "--backend", "cpu"], env=env,
-                                  cwd=ROOT) for _ in range(workers)]
+        command = [sys.executable, "-m", "graphgpu.workers", "--backend", "cpu"]
+        procs = [subprocess.Popen(command, env=env, cwd=ROOT) for _ in range(workers)]
         try:
             while redis.scard(settings.key("workers")) < workers:
                 time.sleep(0.2)

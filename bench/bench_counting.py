@@ -37,10 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.table import print_table  # noqa: E402
-from kernels.device import device_name, gpu_available  # noqa: E402
-from kernels.formats import parse_graph  # noqa: E402
-from kernels.graph import Graph, build_graph  # noqa: E402
-from kernels.registry import get_algorithm, no_progress  # noqa: E402
+from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
+from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
+from graphgpu.kernels.core.registry import get_algorithm, no_progress  # noqa: E402
 
 #: Published node counts (the edge lists drop isolated nodes).
 NODES = {"ca-GrQc": 5242, "ca-HepTh": 9877, "ca-CondMat": 23133, "dblp-2010": 326186}
@@ -69,7 +69,7 @@ def load(name: str, data_dir: Path) -> Graph:
         graph, _ = build_graph(edges[:, 0], edges[:, 1], extra_nodes=np.arange(g.number_of_nodes()))
     elif name.startswith("rmat"):
         from bench.bench_mis import gpu_csr
-        from kernels.generators import generate
+        from graphgpu.kernels.generators import generate
 
         gpu = gpu_available()
         edges = generate("rmat", {"scale": int(name[4:]), "edge_factor": 16, "seed": 1},
@@ -175,8 +175,9 @@ def profile_row(name: str, graph: Graph, k: int) -> dict:
     ``degree DAG``: its device replacement; ``cut items``: the cutting pass at the default
     threshold; ``whole count``: the registered function (ordering, cutting, search).
     """
-    from kernels import counting, counting_gpu
-    from kernels.device import cupy
+    from graphgpu.kernels.algorithms import counting
+    from graphgpu.kernels.algorithms.counting import gpu as counting_gpu
+    from graphgpu.kernels.core.device import cupy
 
     cp = cupy()
     depth = min(counting_gpu.CLIQUE_DEPTH, k - 3)

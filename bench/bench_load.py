@@ -37,7 +37,7 @@ from redis import Redis
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.table import print_table  # noqa: E402
-from service.redis_server import RedisServer, free_port  # noqa: E402
+from graphgpu.service.redis_server import RedisServer, free_port  # noqa: E402
 
 FINISHED = ("succeeded", "failed", "canceled")
 
@@ -72,14 +72,14 @@ class Service:
                "CUDA_VISIBLE_DEVICES": ""}
         log = self.log.open("wb")
         self.children.append(subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory",
+            [sys.executable, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
              "--port", str(self.port), "--log-level", "warning", "--backlog", "4096",
              # idle keep-alive connections outlive the clients' pauses, as behind a proxy
              "--timeout-keep-alive", "120"],
             env=env, cwd=REPO, stdout=log, stderr=log))
         for _ in range(self.workers):
             self.children.append(subprocess.Popen(
-                [sys.executable, "-m", "workers", "--backend", "cpu"],
+                [sys.executable, "-m", "graphgpu.workers", "--backend", "cpu"],
                 env=env, cwd=REPO, stdout=log, stderr=log))
         deadline = time.monotonic() + 120
         with httpx.Client(base_url=self.base_url) as client:

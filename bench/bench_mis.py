@@ -11,7 +11,8 @@ b=c=.19, seed 1, generated with CuPy when a GPU is present, else on the CPU; the
 built on the GPU for speed, exactly as ``build_graph`` would).
 
 Columns: ``kernel_ms`` is the computation alone, graph resident: GPU = median CUDA-event time of
-:func:`kernels.mis.compute` over ``--repeat`` runs after a warm-up (every kernel and the per-batch
+:func:`graphgpu.kernels.algorithms.mis.compute` over ``--repeat`` runs after a warm-up (every
+kernel and the per-batch
 read-backs), CPU = its median wall time; for ``iterated`` it is the time at which the final best
 set was found (the run itself lasts ``time_limit_s``). ``e2e_ms`` = wall time of the registered
 function (``mis_gpu`` / ``mis_cpu``: plus verification and copying the set to the host), median.
@@ -39,11 +40,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.table import event_ms  # noqa: E402
-from kernels.device import device_name, gpu_available  # noqa: E402
-from kernels.graph import Graph, build_graph  # noqa: E402
-from kernels.mis import MisParams, compute, mis_cpu, mis_gpu  # noqa: E402
-from kernels.mis_cpu import CpuEngine  # noqa: E402
-from kernels.registry import no_progress  # noqa: E402
+from graphgpu.kernels.algorithms.mis import MisParams, compute, mis_cpu, mis_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.mis.cpu import CpuEngine  # noqa: E402
+from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
 GRAPHS = ("ca-GrQc", "ca-HepTh", "ca-CondMat", "dblp-2010", "cnr-2000", "rmat20", "rmat22",
           "rmat24")
@@ -82,7 +83,7 @@ def gpu_csr(src: np.ndarray, dst: np.ndarray, n: int) -> Graph:
 def load(name: str, data_dir: Path, gpu: bool) -> Graph:
     """One benchmark graph, with an id so that it stays resident on the GPU across runs."""
     if name.startswith("rmat"):
-        from kernels.generators import generate
+        from graphgpu.kernels.generators import generate
 
         params = {"scale": int(name[4:]), "edge_factor": 16, "seed": 1}
         edges = generate("rmat", params, "gpu" if gpu else "cpu")
@@ -91,7 +92,7 @@ def load(name: str, data_dir: Path, gpu: bool) -> Graph:
         else:
             graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
     else:
-        from kernels.formats import parse_graph
+        from graphgpu.kernels.core.io.formats import parse_graph
 
         parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
         extra = np.arange(NODES[name]) if name in NODES else parsed.extra_nodes
@@ -190,7 +191,7 @@ def bench_graph(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
         iterated = method == "iterated"
         runs = 1 if iterated else repeat
         if gpu:
-            from kernels.mis_gpu import engine_for
+            from graphgpu.kernels.algorithms.mis.gpu import engine_for
 
             e2e, result = wall_ms(lambda p=params: mis_gpu(graph, p, no_progress), runs)
             kernel = (result.summary["best_over_time"][-1][0] * 1e3 if iterated else

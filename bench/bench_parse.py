@@ -19,9 +19,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench.table import print_table  # noqa: E402
-from kernels.formats import parse_graph  # noqa: E402
-from kernels.graph import build_graph  # noqa: E402
-from kernels.settings import Settings  # noqa: E402
+from graphgpu.kernels.core.graph import build_graph  # noqa: E402
+from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
+from graphgpu.kernels.core.settings import Settings  # noqa: E402
 
 
 def rmat_edges(scale: int, m: int, seed: int = 42) -> tuple[np.ndarray, np.ndarray]:

@@ -35,12 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_traversal import assert_same, load  # noqa: E402
 from bench.table import event_ms, wall_ms  # noqa: E402
-from kernels import pruning  # noqa: E402
-from kernels.device import device_name, gpu_available  # noqa: E402
-from kernels.graph import Graph, build_graph, content_id  # noqa: E402
-from kernels.registry import no_progress  # noqa: E402
-from kernels.sssp import SsspParams, sssp_cpu, sssp_device, sssp_gpu  # noqa: E402
-from kernels.traversal import (  # noqa: E402
+from graphgpu.kernels.algorithms.common import pruning  # noqa: E402
+from graphgpu.kernels.algorithms.sssp import SsspParams, sssp_cpu, sssp_device, sssp_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.traversal import (  # noqa: E402
     BfsParams,
     ComponentsParams,
     bfs_cpu,
@@ -48,6 +45,9 @@ from kernels.traversal import (  # noqa: E402
     components_cpu,
     components_gpu,
 )
+from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
 GRAPHS = ("dblp-2010", "cnr-2000", "ca-CondMat", "ca-HepTh", "ca-GrQc")
 DBLP_NODES = 326186
@@ -73,7 +73,7 @@ def table(rows: list[dict], title: str) -> str:
 def load_graph(name: str, data_dir: Path) -> Graph:
     if name != "dblp-2010":
         return load(name, data_dir)
-    from kernels.formats import parse_graph
+    from graphgpu.kernels.core.io.formats import parse_graph
 
     parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
     extra = np.arange(DBLP_NODES) if parsed.extra_nodes is None else np.union1d(
@@ -125,7 +125,7 @@ def bench_graph(name: str, graph: Graph, repeat: int, gpu: bool) -> tuple[dict, 
 
 
 def bench_sssp(scale: int, repeat: int, gpu: bool) -> list[dict]:
-    from kernels.generators import generate
+    from graphgpu.kernels.generators import generate
 
     edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "cpu")
     weights = np.random.default_rng(1).uniform(0.0, 1.0, edges.src.shape[0])

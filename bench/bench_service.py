@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.table import print_table  # noqa: E402
-from service.redis_server import free_port  # noqa: E402
+from graphgpu.service.redis_server import free_port  # noqa: E402
 
 
 def edge_list_text(target_bytes: int, seed: int = 1) -> tuple[bytes, int]:
@@ -75,7 +75,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data_dir:
         env = {**os.environ, "GRAPHGPU_DATA_DIR": data_dir, "GRAPHGPU_PORT": str(port)}
         env.pop("GRAPHGPU_REDIS_URL", None)
-        service = subprocess.Popen([sys.executable, "-m", "service"], env=env,
+        service = subprocess.Popen([sys.executable, "-m", "graphgpu.service"], env=env,
                                    cwd=Path(__file__).resolve().parents[1])
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600)
         try:

@@ -6,7 +6,8 @@ Without CuPy or a GPU the GPU rows are skipped, so it also runs on a CPU-only ma
 
 Graphs: ``cnr-2000`` and ``dblp-2010`` (read from ``--data-dir``: ``.benchdata/`` when the
 device call carried it, else ``../shared/data/real``) and ``rmat<scale>`` (Graph500 R-MAT, edge
-factor 16, a=.57 b=c=.19, seed 1). ``rmat20`` is made by ``kernels.generators`` on the CPU so
+factor 16, a=.57 b=c=.19, seed 1). ``rmat20`` is made by ``graphgpu.kernels.generators`` on the CPU
+so
 every machine benchmarks the same graph; larger scales, too slow to build on the CPU within a
 device run, by the GPU generator (CuPy's random stream: a different draw of the same model) and
 normalised on the GPU. Graphs named in ``--gpu-only`` get GPU rows only (no CPU or SciPy timing;
@@ -51,10 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
-from kernels.device import device_name, gpu_available, on_device  # noqa: E402
-from kernels.graph import Graph, build_graph, content_id  # noqa: E402
-from kernels.registry import no_progress  # noqa: E402
-from kernels.traversal import (  # noqa: E402
+from graphgpu.kernels.algorithms.traversal import (  # noqa: E402
     BfsParams,
     ComponentsParams,
     DeviceComponents,
@@ -65,6 +63,9 @@ from kernels.traversal import (  # noqa: E402
     components_device,
     components_gpu,
 )
+from graphgpu.kernels.core.device import device_name, gpu_available, on_device  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
 GRAPHS = ("cnr-2000", "rmat20")
 #: ECL-CC's kernel times on an H100 (init, compute, flatten), the goal set in issue 4.
@@ -77,7 +78,7 @@ def rmat_on_gpu(scale: int) -> Graph:
     GPU; all 2**scale nodes kept, so ids need no relabelling (what ``build_graph`` does)."""
     import cupy as cp
 
-    from kernels.generators import generate
+    from graphgpu.kernels.generators import generate
 
     edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "gpu")
     n = edges.num_nodes
@@ -98,7 +99,7 @@ def rmat_on_gpu(scale: int) -> Graph:
 def load(name: str, data_dir: Path, gpu: bool = False) -> Graph:
     """Build one benchmark graph (with an id, so that it stays resident on the GPU)."""
     if name.startswith("rmat"):
-        from kernels.generators import generate
+        from graphgpu.kernels.generators import generate
 
         scale = int(name[4:])
         if scale > 20 and gpu:
@@ -106,7 +107,7 @@ def load(name: str, data_dir: Path, gpu: bool = False) -> Graph:
         edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "cpu")
         graph, _ = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
     else:
-        from kernels.formats import parse_graph
+        from graphgpu.kernels.core.io.formats import parse_graph
 
         parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
         graph, _ = build_graph(parsed.src, parsed.dst, parsed.weights,

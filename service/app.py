@@ -12,18 +12,18 @@ from fastapi import Depends, FastAPI, Request, Response
 from redis import Redis
 from starlette.middleware.base import RequestResponseEndpoint
 
-from kernels.observability import configure_logging
-from kernels.registry import algorithms
-from kernels.settings import Settings, get_settings
-from kernels.store import GraphStore
-from service import metrics
-from service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
-from service.deps import State
-from service.errors import install_handlers
-from service.jobs import JobStore
-from service.ownership import Ownership
-from service.routes import graphs, jobs, meta
-from service.schemas import ErrorBody
+from graphgpu.kernels.core.observability import configure_logging
+from graphgpu.kernels.core.registry import algorithms
+from graphgpu.kernels.core.settings import Settings, get_settings
+from graphgpu.kernels.core.store import GraphStore
+from graphgpu.service import metrics
+from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
+from graphgpu.service.deps import State
+from graphgpu.service.errors import install_handlers
+from graphgpu.service.jobs import JobStore
+from graphgpu.service.ownership import Ownership
+from graphgpu.service.routes import graphs, jobs, meta
+from graphgpu.service.schemas import ErrorBody
 
 log = logging.getLogger("graphgpu.api")
 #: What any route behind an API key may answer besides its own responses.

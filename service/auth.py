@@ -20,10 +20,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from kernels.settings import ApiKey, Settings
-from service.deps import state
-from service.errors import ApiError, NotFound
-from service.limits import check_rate
+from graphgpu.kernels.core.settings import ApiKey, Settings
+from graphgpu.service.deps import state
+from graphgpu.service.errors import ApiError, NotFound
+from graphgpu.service.limits import check_rate
 
 #: The tenant of every caller in open mode.
 OPEN_TENANT = "public"
@@ -74,7 +74,7 @@ def read_key_file(path: Path) -> dict[str, ApiKey]:
     Returns
     -------
     dict
-        Key hash -> :class:`~kernels.settings.ApiKey`.
+        Key hash -> :class:`~graphgpu.kernels.core.settings.ApiKey`.
     """
     keys: dict[str, ApiKey] = {}
     for number, line in enumerate(path.read_text().splitlines(), start=1):
@@ -93,7 +93,7 @@ class KeyRing:
     Parameters
     ----------
     by_hash : dict
-        Key hash -> :class:`~kernels.settings.ApiKey`; empty = open mode.
+        Key hash -> :class:`~graphgpu.kernels.core.settings.ApiKey`; empty = open mode.
     """
 
     def __init__(self, by_hash: dict[str, ApiKey]) -> None:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 from fastapi import Request
 from redis import Redis
 
-from kernels.settings import Settings
-from kernels.store import GraphStore
-from service.jobs import JobStore
-from service.ownership import Ownership
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.store import GraphStore
+from graphgpu.service.jobs import JobStore
+from graphgpu.service.ownership import Ownership
 
 if TYPE_CHECKING:  # service.auth reads the state through this module
-    from service.auth import KeyRing
+    from graphgpu.service.auth import KeyRing
 
 
 @dataclass(frozen=True)

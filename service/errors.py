@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from kernels.errors import (
+from graphgpu.kernels.core.errors import (
     BackendUnavailable,
     InvalidInput,
     KernelError,

@@ -1,9 +1,8 @@
 """The API's side of the job protocol: job records in Redis, queueing through RQ, cancellation.
 
-A job record is a Redis hash ``<prefix>:job:<id>`` whose values are JSON. The API creates it
-(``queued``) and may move it to ``canceled``; workers move it through ``running`` to a finished
-status (see ``workers/records.py``). RQ only carries the job id to a worker, JSON-encoded
-(never pickle).
+Record layout, keys and the task path are :mod:`graphgpu.kernels.core.protocol`'s. The API
+creates a record (``queued``) and may move it to ``canceled``; workers move it on
+(``workers/records.py``).
 """
 
 from __future__ import annotations
@@ -22,16 +21,10 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import cancel_job
 from rq.serializers import JSONSerializer
 
-from kernels.settings import Settings
-from service.errors import ApiError, Conflict, NotFound, Unprocessable
-from service.limits import reserve_job_slot
-from service.schemas import FINISHED
-
-TASK = "workers.tasks.execute"
-
-
-def decode_record(raw: dict[bytes, bytes]) -> dict[str, Any]:
-    return {key.decode(): json.loads(value) for key, value in raw.items()}
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.service.errors import ApiError, Conflict, NotFound, Unprocessable
+from graphgpu.service.limits import reserve_job_slot
 
 
 class JobStore:
@@ -49,13 +42,13 @@ class JobStore:
         self.settings = settings
 
     def _key(self, job_id: str) -> str:
-        return self.settings.key("job", job_id)
+        return protocol.job_key(self.settings, job_id)
 
     def get(self, job_id: str) -> dict[str, Any]:
         raw = self.redis.hgetall(self._key(job_id))
         if not raw:
             raise NotFound(f"job {job_id!r} does not exist or has expired", field="job_id")
-        return decode_record(raw)
+        return protocol.decode_record(raw)
 
     def owner(self, job_id: str) -> str | None:
         """The tenant that owns a job (``""`` for a record without one); None if it is gone."""
@@ -65,8 +58,7 @@ class JobStore:
         return json.loads(owner) if owner else ""
 
     def _index(self, tenant: str | None) -> str:
-        return self.settings.key("jobs") if tenant is None else self.settings.key(
-            "tenant", tenant, "jobs")
+        return protocol.job_index_key(self.settings, tenant)
 
     def list(self, limit: int, status: str | None, tenant: str | None = None
              ) -> list[dict[str, Any]]:
@@ -81,7 +73,7 @@ class JobStore:
             if not raw:
                 self.redis.zrem(index, job_id)  # expired: forget it
                 continue
-            record = decode_record(raw)
+            record = protocol.decode_record(raw)
             if status is None or record["status"] == status:
                 records.append(record)
             if len(records) >= limit:
@@ -140,10 +132,10 @@ class JobStore:
         }
         pipe = self.redis.pipeline()
         pipe.hset(self._key(job_id), mapping={k: json.dumps(v) for k, v in record.items()})
-        pipe.zadd(self.settings.key("jobs"), {job_id: now})
+        pipe.zadd(protocol.job_index_key(self.settings), {job_id: now})
         pipe.zadd(self._index(owner), {job_id: now})
         if graph_id:
-            pipe.sadd(self.settings.key("graph", graph_id, "jobs"), job_id)
+            pipe.sadd(protocol.graph_jobs_key(self.settings, graph_id), job_id)
         pipe.execute()
         try:
             # Only once the record exists: the count forgets ids without a record as finished.
@@ -153,7 +145,7 @@ class JobStore:
             raise
         Queue(self.settings.queue_name(backend), connection=self.redis,
               serializer=JSONSerializer).enqueue(
-            TASK, job_id,
+            protocol.TASK, job_id,
             job_id=job_id,
             job_timeout=self.settings.max_job_seconds,
             result_ttl=600,
@@ -165,10 +157,10 @@ class JobStore:
         """Undo the writes of a submit that was refused before queueing."""
         pipe = self.redis.pipeline()
         pipe.delete(self._key(record["id"]))
-        pipe.zrem(self.settings.key("jobs"), record["id"])
+        pipe.zrem(protocol.job_index_key(self.settings), record["id"])
         pipe.zrem(self._index(record["owner"]), record["id"])
         if record["graph_id"]:
-            pipe.srem(self.settings.key("graph", record["graph_id"], "jobs"), record["id"])
+            pipe.srem(protocol.graph_jobs_key(self.settings, record["graph_id"]), record["id"])
         if idem_key:
             pipe.delete(idem_key)
         pipe.execute()
@@ -206,9 +198,9 @@ class JobStore:
                     if not raw:
                         raise NotFound(f"job {job_id!r} does not exist or has expired",
                                        field="job_id")
-                    record = decode_record(raw)
+                    record = protocol.decode_record(raw)
                     pipe.multi()
-                    if record["status"] in FINISHED:
+                    if record["status"] in protocol.FINISHED:
                         raise Conflict("job_finished",
                                        f"job {job_id} already ended as {record['status']}")
                     if record["status"] == "queued":
@@ -233,21 +225,21 @@ class JobStore:
         })
         pipe.expire(key, self.settings.result_ttl)
         if record.get("graph_id"):
-            pipe.srem(self.settings.key("graph", record["graph_id"], "jobs"), record["id"])
+            pipe.srem(protocol.graph_jobs_key(self.settings, record["graph_id"]), record["id"])
 
     def graph_jobs(self, graph_id: str) -> list[str]:
         """Ids of the queued or running jobs that use the graph."""
-        return [j.decode() for j in self.redis.smembers(self.settings.key("graph", graph_id,
-                                                                          "jobs"))]
+        key = protocol.graph_jobs_key(self.settings, graph_id)
+        return [j.decode() for j in self.redis.smembers(key)]
 
     def graph_in_use(self, graph_id: str) -> bool:
         """Whether a queued or running job uses the graph."""
-        return bool(self.redis.scard(self.settings.key("graph", graph_id, "jobs")))
+        return bool(self.redis.scard(protocol.graph_jobs_key(self.settings, graph_id)))
 
     def live_workers(self) -> list[dict[str, Any]]:
         """Workers whose heartbeat has not expired."""
-        names = sorted(n.decode() for n in self.redis.smembers(self.settings.key("workers")))
+        names = sorted(n.decode() for n in self.redis.smembers(protocol.workers_key(self.settings)))
         if not names:
             return []
-        values = self.redis.mget([self.settings.key("worker", name) for name in names])
+        values = self.redis.mget([protocol.worker_key(self.settings, name) for name in names])
         return [json.loads(v) for v in values if v]

@@ -11,8 +11,8 @@ from typing import Any
 
 from redis import Redis
 
-from kernels.settings import Settings
-from service.errors import ApiError
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.service.errors import ApiError
 
 #: Token bucket: refill at ``rate`` tokens a second up to ``burst``; a request takes one token.
 #: Returns {1, 0} when allowed, else {0, seconds until a token is back} (as a string: Lua

@@ -1,7 +1,8 @@
 """Prometheus ``/metrics``, read from Redis at scrape time.
 
 Job records, RQ queues, worker heartbeats and the counters workers keep (job durations, see
-:mod:`kernels.observability`) are all in Redis, so a collector that reads them when scraped gives
+:mod:`graphgpu.kernels.core.observability`) are all in Redis, so a collector that reads them when
+scraped gives
 the same answer from any API process and survives restarts; nothing is counted in this process.
 """
 
@@ -17,10 +18,11 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.registry import Collector
 from rq import Queue
 
-from kernels.observability import DURATION_BUCKETS, durations_key
-from service.auth import require_admin
-from service.deps import State, state
-from service.schemas import ErrorBody
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.observability import DURATION_BUCKETS, durations_key
+from graphgpu.service.auth import require_admin
+from graphgpu.service.deps import State, state
+from graphgpu.service.schemas import ErrorBody
 
 QUEUES = ("gpu", "auto", "cpu")
 
@@ -45,10 +47,10 @@ class RedisCollector(Collector):
 
     def _jobs(self) -> Metric:
         redis, settings = self.st.redis, self.st.settings
-        ids = redis.zrange(settings.key("jobs"), 0, -1)
+        ids = redis.zrange(protocol.job_index_key(settings), 0, -1)
         pipe = redis.pipeline(transaction=False)
         for job_id in ids:
-            pipe.hmget(settings.key("job", job_id.decode()), "status", "algorithm")
+            pipe.hmget(protocol.job_key(settings, job_id.decode()), "status", "algorithm")
         counts = Counter((json.loads(status), json.loads(algorithm))
                          for status, algorithm in pipe.execute() if status and algorithm)
         family = GaugeMetricFamily("graphgpu_jobs", "Jobs kept in Redis, by status and algorithm.",

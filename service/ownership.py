@@ -16,7 +16,7 @@ from typing import Any
 from redis import Redis
 from redis.lock import Lock
 
-from kernels.settings import Settings
+from graphgpu.kernels.core.settings import Settings
 
 #: Longest a claim-and-files change may hold a graph's lock (a store of a large graph included).
 LOCK_SECONDS = 300

@@ -8,7 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "canceled"]
 RequestedBackend = Literal["auto", "gpu", "cpu"]
-FINISHED: frozenset[str] = frozenset({"succeeded", "failed", "canceled"})
 
 
 class ErrorDetail(BaseModel):

@@ -16,10 +16,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from kernels.observability import configure_logging
-from kernels.settings import get_settings
-from service.auth import OPEN_MODE_WARNING, KeyRing
-from service.redis_server import RedisServer
+from graphgpu.kernels.core.observability import configure_logging
+from graphgpu.kernels.core.settings import get_settings
+from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing
+from graphgpu.service.redis_server import RedisServer
 
 log = logging.getLogger("graphgpu.serve")
 WORKER_STOP_SECONDS = 15.0
@@ -83,14 +83,14 @@ def serve() -> int:
     python = sys.executable
     gpus = count_gpus()
     workers = [
-        Child(f"gpu-worker-{i}", [python, "-m", "workers", "--backend", "gpu"],
+        Child(f"gpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "gpu"],
               {**env, "CUDA_VISIBLE_DEVICES": str(i)})
         for i in range(gpus)
     ] or [
-        Child(f"cpu-worker-{i}", [python, "-m", "workers", "--backend", "cpu"], env)
+        Child(f"cpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "cpu"], env)
         for i in range(settings.cpu_workers)
     ]
-    api = Child("api", [python, "-m", "uvicorn", "service.app:create_app", "--factory",
+    api = Child("api", [python, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
                         "--host", settings.host, "--port", str(settings.port),
                         "--log-level", "warning"], env)
     stopping = False

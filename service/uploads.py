@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fastapi import Request
 from starlette.datastructures import UploadFile
 
-from service.errors import ApiError
+from graphgpu.service.errors import ApiError
 
 #: Media types accepted as a raw graph body (parameters such as charset are ignored).
 RAW_TYPES = frozenset({

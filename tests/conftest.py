@@ -19,7 +19,7 @@ import httpx
 import pytest
 from redis import Redis
 
-from service.redis_server import RedisServer, free_port
+from graphgpu.service.redis_server import RedisServer, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -67,7 +67,7 @@ class Stack:
 
     def start_api(self) -> None:
         self.api = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory",
+            [sys.executable, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
              "--port", str(self.port), "--log-level", "warning"],
             env=self.env, cwd=REPO,
         )
@@ -82,7 +82,7 @@ class Stack:
 
     def start_worker(self, backend: str = "cpu") -> subprocess.Popen[bytes]:
         before = {w["pid"] for w in self.live_workers()}
-        worker = subprocess.Popen([sys.executable, "-m", "workers", "--backend", backend],
+        worker = subprocess.Popen([sys.executable, "-m", "graphgpu.workers", "--backend", backend],
                                   env=self.env, cwd=REPO)
         self.workers.append(worker)
 

@@ -24,13 +24,14 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from kernels import device
-from kernels.graph import build_graph
-from kernels.observability import configure_logging, job_context
-from kernels.registry import Backend, algorithms, no_progress
-from kernels.settings import get_settings
-from kernels.store import GraphStore
-from workers import tasks, telemetry
+from graphgpu.kernels.core import device
+from graphgpu.kernels.core.graph import build_graph
+from graphgpu.kernels.core.observability import configure_logging, job_context
+from graphgpu.kernels.core.registry import Backend, algorithms, no_progress
+from graphgpu.kernels.core.settings import get_settings
+from graphgpu.kernels.core.store import GraphStore
+from graphgpu.workers import telemetry
+from graphgpu.workers.context import WorkerContext, install
 
 log = logging.getLogger("graphgpu.worker")
 
@@ -57,7 +58,7 @@ class GraphWorker(SimpleWorker):
     """RQ's in-process worker, plus the job id on every log line of a job and, after each job,
     its duration in the metrics and (GPU workers) the GPU memory left."""
 
-    def __init__(self, *args: object, context: tasks.WorkerContext, **kwargs: object) -> None:
+    def __init__(self, *args: object, context: WorkerContext, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.context = context
 
@@ -100,16 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     warm_up(backend)
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     redis = Redis.from_url(settings.redis_url)
-    context = tasks.WorkerContext(
+    context = WorkerContext(
         settings=settings, redis=redis, name=name, backend=backend,
         graphs=GraphStore(settings.graphs_dir, settings.tmp_dir),
         device=device.device_name(backend),
     )
-    tasks.install(context)
+    install(context)
     description = {"name": name, "backend": backend, "device": context.device,
                    "host": socket.gethostname(), "pid": os.getpid(), "started_at": time.time()}
-    monitor = subprocess.Popen([sys.executable, "-m", "workers.monitor", str(os.getpid()), name],
-                               stdin=subprocess.PIPE, start_new_session=True)
+    monitor = subprocess.Popen(
+        [sys.executable, "-m", "graphgpu.workers.monitor", str(os.getpid()), name],
+        stdin=subprocess.PIPE, start_new_session=True)
     assert monitor.stdin is not None
     monitor.stdin.write(json.dumps(description).encode())
     monitor.stdin.close()

@@ -1,6 +1,7 @@
 """Fan-out / fan-in of a job over the queue: shard jobs and a reduce job (the MapReduce pattern).
 
-An algorithm that declares ``shards`` and ``merge`` (see :class:`kernels.registry.Algorithm`)
+An algorithm that declares ``shards`` and ``merge`` (see
+:class:`graphgpu.kernels.core.registry.Algorithm`)
 can ask to run as independent pieces. The worker that takes such a job calls :func:`start`:
 
 * each shard becomes a job of its own (a record like any other, with ``parent`` set, and an RQ
@@ -29,16 +30,16 @@ from rq import Queue
 from rq.job import Dependency
 from rq.serializers import JSONSerializer
 
-from kernels.errors import KernelError
-from kernels.registry import Algorithm, get_algorithm
-from workers import records, tasks
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.errors import KernelError
+from graphgpu.kernels.core.registry import Algorithm, get_algorithm
+from graphgpu.workers import records
+from graphgpu.workers.context import WorkerContext, current_context
 
 log = logging.getLogger("graphgpu.fanout")
-TASK = "workers.tasks.execute"
-REDUCE = "workers.fanout.reduce"
 
 
-def start(ctx: tasks.WorkerContext, record: dict[str, Any], shards: list[dict[str, Any]]
+def start(ctx: WorkerContext, record: dict[str, Any], shards: list[dict[str, Any]]
           ) -> list[str]:
     """Queue the shard jobs of ``record`` and its reduce job; returns the shard ids.
 
@@ -65,24 +66,25 @@ def start(ctx: tasks.WorkerContext, record: dict[str, Any], shards: list[dict[st
             "created_at": now, "timings": {}, "parent": parent, "shard": index,
             **({"owner": record["owner"]} if record.get("owner") else {}),
         }
-        pipe.hset(records.job_key(settings, shard_id),
+        pipe.hset(protocol.job_key(settings, shard_id),
                   mapping={k: json.dumps(v) for k, v in shard.items()})
         if record.get("graph_id"):
-            pipe.sadd(settings.key("graph", record["graph_id"], "jobs"), shard_id)
-    key = records.job_key(settings, parent)
+            pipe.sadd(protocol.graph_jobs_key(settings, record["graph_id"]), shard_id)
+    key = protocol.job_key(settings, parent)
     pipe.hset(key, mapping={k: json.dumps(v) for k, v in {
         "shards": ids,
         "progress": {"fraction": 0.0, "message": f"waiting for {len(ids)} shards"},
     }.items()})
     pipe.hdel(key, "worker")
-    pipe.srem(records.running_key(settings), parent)
+    pipe.srem(protocol.running_key(settings), parent)
     pipe.execute()
     queue = Queue(settings.queue_name(record["backend_requested"]), connection=redis,
                   serializer=JSONSerializer)
     for shard_id in ids:
-        queue.enqueue(TASK, shard_id, job_id=shard_id, job_timeout=settings.max_job_seconds,
-                      result_ttl=600, failure_ttl=settings.result_ttl)
-    queue.enqueue(REDUCE, parent, ids, job_id=f"{parent}-reduce",
+        queue.enqueue(protocol.TASK, shard_id, job_id=shard_id,
+                      job_timeout=settings.max_job_seconds, result_ttl=600,
+                      failure_ttl=settings.result_ttl)
+    queue.enqueue(protocol.REDUCE_TASK, parent, ids, job_id=f"{parent}-reduce",
                   depends_on=Dependency(jobs=ids, allow_failure=True),
                   job_timeout=settings.max_job_seconds, result_ttl=600,
                   failure_ttl=settings.result_ttl)
@@ -90,7 +92,7 @@ def start(ctx: tasks.WorkerContext, record: dict[str, Any], shards: list[dict[st
     return ids
 
 
-def _shard_outcomes(ctx: tasks.WorkerContext, ids: list[str]
+def _shard_outcomes(ctx: WorkerContext, ids: list[str]
                     ) -> tuple[list[dict[str, Any] | None], list[dict[str, Any]]]:
     """Each shard's result manifest (None unless it succeeded) and its public state."""
     manifests: list[dict[str, Any] | None] = []
@@ -102,7 +104,7 @@ def _shard_outcomes(ctx: tasks.WorkerContext, ids: list[str]
                           if shard.get(k)}})
         manifest = None
         if shard["status"] == "succeeded":
-            path = ctx.settings.results_dir / shard_id / tasks.RESULT_MANIFEST
+            path = protocol.result_folder(ctx.settings, shard_id) / protocol.RESULT_MANIFEST
             try:
                 manifest = json.loads(path.read_text())
             except FileNotFoundError:  # expired meanwhile: as good as failed
@@ -111,7 +113,7 @@ def _shard_outcomes(ctx: tasks.WorkerContext, ids: list[str]
     return manifests, states
 
 
-def _finish(ctx: tasks.WorkerContext, algorithm: Algorithm, record: dict[str, Any],
+def _finish(ctx: WorkerContext, algorithm: Algorithm, record: dict[str, Any],
             ids: list[str]) -> tuple[str, dict[str, Any]]:
     manifests, states = _shard_outcomes(ctx, ids)
     fields: dict[str, Any] = {"shards": states}
@@ -127,19 +129,19 @@ def _finish(ctx: tasks.WorkerContext, algorithm: Algorithm, record: dict[str, An
                            for s in states)
         fields["error"] = {"code": exc.code, "message": f"{exc.message} ({failed})"}
         return "failed", fields
-    winner, source = manifests[index], ctx.settings.results_dir / ids[index]
+    winner, source = manifests[index], protocol.result_folder(ctx.settings, ids[index])
     assert winner is not None  # merge only picks a shard that succeeded
     summary = algorithm.result_model.model_validate(summary).model_dump(mode="json")
     names = ["node_id", *winner["node_values"], *winner["arrays"]]
     arrays = {name: np.load(source / f"{name}.npy") for name in names}
-    tasks._write_result(ctx, record["id"], {**winner, "summary": summary}, arrays)
+    protocol.write_result(ctx.settings, record["id"], {**winner, "summary": summary}, arrays)
     fields.update(backend=states[index].get("backend"), device=states[index].get("device"))
     return "succeeded", fields
 
 
 def reduce(parent: str, ids: list[str]) -> None:
     """The reduce job (RQ entry point): merge the shards of ``parent`` and finish it."""
-    ctx = tasks.current_context()
+    ctx = current_context()
     record = records.read(ctx.redis, ctx.settings, parent)
     if record is None or record["status"] != "running":
         log.info("job %s ended before its shards did (%s)", parent,

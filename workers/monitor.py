@@ -22,18 +22,15 @@ import time
 from redis import Redis
 from redis.exceptions import RedisError
 
-from kernels.observability import configure_logging, gpu_memory_key
-from kernels.settings import Settings, get_settings
-from workers import records
-from workers.tasks import sweep_results
-from workers.telemetry import read_gpu_memory
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.observability import configure_logging, gpu_memory_key
+from graphgpu.kernels.core.settings import Settings, get_settings
+from graphgpu.workers import records
+from graphgpu.workers.tasks import sweep_results
+from graphgpu.workers.telemetry import read_gpu_memory
 
 log = logging.getLogger("graphgpu.monitor")
 SWEEP_EVERY_SECONDS = 60.0
-
-
-def worker_key(settings: Settings, name: str) -> str:
-    return settings.key("worker", name)
 
 
 def recover_lost_jobs(redis: Redis, settings: Settings,
@@ -53,13 +50,13 @@ def recover_lost_jobs(redis: Redis, settings: Settings,
         ``canceled``. Jobs another monitor dealt with meanwhile are left out.
     """
     outcomes = {}
-    for raw_id in redis.smembers(records.running_key(settings)):
+    for raw_id in redis.smembers(protocol.running_key(settings)):
         job_id = raw_id.decode()
         record = records.read(redis, settings, job_id)
         owner = (record or {}).get("worker")
         if record is None or owner is None:
             continue
-        if owner != dead_worker and redis.exists(worker_key(settings, owner)):
+        if owner != dead_worker and redis.exists(protocol.worker_key(settings, owner)):
             continue
         outcome = records.recover_lost(redis, settings, job_id, owner)
         if outcome:
@@ -72,7 +69,7 @@ def run(worker_pid: int, name: str, description: dict) -> None:
     """Beat for worker ``worker_pid`` until it exits, then clean up after it."""
     settings = get_settings()
     redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
-    key = worker_key(settings, name)
+    key = protocol.worker_key(settings, name)
     ttl_ms = int(settings.worker_dead_after_seconds * 1000)
     next_sweep = 0.0
     while os.getppid() == worker_pid:
@@ -80,7 +77,7 @@ def run(worker_pid: int, name: str, description: dict) -> None:
             # The worker's own report (GPU memory) rides along with the heartbeat.
             record = {**description, **read_gpu_memory(redis, settings, name)}
             redis.set(key, json.dumps(record), px=ttl_ms)
-            redis.sadd(settings.key("workers"), name)
+            redis.sadd(protocol.workers_key(settings), name)
             recover_lost_jobs(redis, settings)
             if time.monotonic() >= next_sweep:
                 sweep_results(settings.results_dir, settings.result_ttl)
@@ -93,7 +90,7 @@ def run(worker_pid: int, name: str, description: dict) -> None:
     for _ in range(5):
         try:
             redis.delete(key, gpu_memory_key(settings, name))
-            redis.srem(settings.key("workers"), name)
+            redis.srem(protocol.workers_key(settings), name)
             recover_lost_jobs(redis, settings, dead_worker=name)
             return
         except RedisError:

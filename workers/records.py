@@ -1,6 +1,7 @@
 """The worker's side of the job protocol: claiming a job, reporting progress, finishing it.
 
-Record layout and the ``queued``/``canceled`` transitions are the API's (``service/jobs.py``);
+Record layout and keys are :mod:`graphgpu.kernels.core.protocol`'s; the ``queued``/``canceled``
+transitions are the API's (``service/jobs.py``);
 here a job moves ``queued -> running -> succeeded | failed | canceled``, and back from
 ``running`` to ``queued`` once when its worker is lost (:func:`recover_lost`).
 """
@@ -20,8 +21,9 @@ from rq.job import Job
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
-from kernels.errors import JobCanceled
-from kernels.settings import Settings
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.errors import JobCanceled
+from graphgpu.kernels.core.settings import Settings
 
 #: Seconds between two progress writes; cancel requests are seen at the same pace.
 PROGRESS_INTERVAL = 0.2
@@ -29,22 +31,15 @@ PROGRESS_INTERVAL = 0.2
 MAX_ATTEMPTS = 2
 
 
-def job_key(settings: Settings, job_id: str) -> str:
-    return settings.key("job", job_id)
-
-
-def running_key(settings: Settings) -> str:
-    return settings.key("jobs", "running")
-
 
 def read(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None:
-    raw = redis.hgetall(job_key(settings, job_id))
-    return {k.decode(): json.loads(v) for k, v in raw.items()} if raw else None
+    raw = redis.hgetall(protocol.job_key(settings, job_id))
+    return protocol.decode_record(raw) if raw else None
 
 
 def claim(redis: Redis, settings: Settings, job_id: str, worker: str) -> dict[str, Any] | None:
     """Move a queued job to running; None if it was canceled (or expired) meanwhile."""
-    key = job_key(settings, job_id)
+    key = protocol.job_key(settings, job_id)
     with redis.pipeline() as pipe:
         while True:
             try:
@@ -60,7 +55,7 @@ def claim(redis: Redis, settings: Settings, job_id: str, worker: str) -> dict[st
                     "progress": json.dumps({"fraction": 0.0, "message": "started"}),
                 })
                 pipe.hincrby(key, "attempts", 1)  # a JSON integer, like every other value
-                pipe.sadd(running_key(settings), job_id)
+                pipe.sadd(protocol.running_key(settings), job_id)
                 pipe.execute()
                 return read(redis, settings, job_id)
             except WatchError:
@@ -81,7 +76,7 @@ def finish(
     ``only_if_worker`` makes the change conditional on the job still running on that worker
     (used when failing the jobs of a lost worker).
     """
-    key = job_key(settings, job_id)
+    key = protocol.job_key(settings, job_id)
     with redis.pipeline() as pipe:
         while True:
             try:
@@ -89,7 +84,7 @@ def finish(
                 current = pipe.hmget(key, "status", "worker", "graph_id", "progress")
                 if current[0] is None or json.loads(current[0]) != "running":
                     pipe.multi()
-                    pipe.srem(running_key(settings), job_id)
+                    pipe.srem(protocol.running_key(settings), job_id)
                     pipe.execute()
                     return False
                 if only_if_worker and json.loads(current[1] or "null") != only_if_worker:
@@ -103,9 +98,9 @@ def finish(
                     "status": status, "finished_at": time.time(), "progress": progress, **fields,
                 }.items()})
                 pipe.expire(key, settings.result_ttl)
-                pipe.srem(running_key(settings), job_id)
+                pipe.srem(protocol.running_key(settings), job_id)
                 if graph_id:
-                    pipe.srem(settings.key("graph", graph_id, "jobs"), job_id)
+                    pipe.srem(protocol.graph_jobs_key(settings, graph_id), job_id)
                 pipe.execute()
                 return True
             except WatchError:
@@ -129,16 +124,16 @@ def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str) -> 
         ``"requeued"``, ``"failed"`` or ``"canceled"``; None when the job was no longer running
         on ``worker`` (it finished, or another monitor got there first).
     """
-    key = job_key(settings, job_id)
+    key = protocol.job_key(settings, job_id)
     with redis.pipeline() as pipe:
         while True:
             try:
                 pipe.watch(key)
                 raw = pipe.hgetall(key)
-                record = {k.decode(): json.loads(v) for k, v in raw.items()}
+                record = protocol.decode_record(raw)
                 if record.get("status") != "running":
                     pipe.multi()
-                    pipe.srem(running_key(settings), job_id)  # a stale entry: forget it
+                    pipe.srem(protocol.running_key(settings), job_id)  # a stale entry: forget it
                     pipe.execute()
                     return None
                 if record.get("worker") != worker:
@@ -182,7 +177,7 @@ def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str) -> 
                         f"queued again for attempt {attempt + 1} of {MAX_ATTEMPTS}")},
                 }.items()})
                 pipe.hdel(key, "worker", "started_at")
-                pipe.srem(running_key(settings), job_id)
+                pipe.srem(protocol.running_key(settings), job_id)
                 if stale:
                     pipe.zrem(started.key, *(member for member, _ in stale))
                 queue.enqueue_job(rq_job, pipeline=pipe)
@@ -201,10 +196,10 @@ def _end_lost(redis: Redis, settings: Settings, job_id: str, worker: str, status
 
 @dataclass
 class ProgressReporter:
-    """The :class:`~kernels.registry.ProgressFn` handed to kernels.
+    """The :class:`~graphgpu.kernels.core.registry.ProgressFn` handed to kernels.
 
     Writes ``progress`` at most every :data:`PROGRESS_INTERVAL` seconds and raises
-    :class:`~kernels.errors.JobCanceled` once the API has flagged the job.
+    :class:`~graphgpu.kernels.core.errors.JobCanceled` once the API has flagged the job.
     """
 
     redis: Redis
@@ -217,7 +212,7 @@ class ProgressReporter:
         if now - self._last < PROGRESS_INTERVAL and fraction < 1.0:
             return
         self._last = now
-        key = job_key(self.settings, self.job_id)
+        key = protocol.job_key(self.settings, self.job_id)
         pipe = self.redis.pipeline()
         pipe.hset(key, "progress", json.dumps({"fraction": min(max(fraction, 0.0), 1.0),
                                                "message": message}))

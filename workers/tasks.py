@@ -2,65 +2,30 @@
 
 The task never raises: every outcome, including errors, is written to the job record, which is
 what the API serves. The process keeps its CUDA context, compiled kernels and device-resident
-graphs between jobs (see ``kernels.device``).
+graphs between jobs (see ``graphgpu.kernels.core.device``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import shutil
 import time
 import traceback
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from redis import Redis
 from rq.timeouts import JobTimeoutException
 
-from kernels import device
-from kernels.errors import BackendUnavailable, JobCanceled, KernelError
-from kernels.generators import generate, preferred_backend
-from kernels.graph import Graph, build_graph
-from kernels.registry import AlgorithmResult, Backend, get_algorithm, get_generator
-from kernels.settings import Settings
-from kernels.store import GraphStore
-from workers import fanout, records
+from graphgpu.kernels.core import device, protocol
+from graphgpu.kernels.core.errors import BackendUnavailable, JobCanceled, KernelError
+from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.registry import AlgorithmResult, Backend, get_algorithm, get_generator
+from graphgpu.kernels.generators import generate, preferred_backend
+from graphgpu.workers import fanout, records
+from graphgpu.workers.context import WorkerContext, current_context
 
 log = logging.getLogger("graphgpu.worker")
-RESULT_MANIFEST = "result.json"
-
-
-@dataclass(frozen=True)
-class WorkerContext:
-    """What a worker process knows about itself; set once at start-up."""
-
-    settings: Settings
-    redis: Redis
-    graphs: GraphStore
-    name: str
-    backend: Backend
-    device: str
-
-
-_context: WorkerContext | None = None
-
-
-def install(context: WorkerContext) -> None:
-    """Make ``context`` the one the task uses (called by the worker's start-up)."""
-    global _context
-    _context = context
-
-
-def current_context() -> WorkerContext:
-    """The context :func:`install` set; only a graphgpu worker process has one."""
-    if _context is None:
-        raise RuntimeError("a graphgpu task ran outside a graphgpu worker")
-    return _context
 
 
 def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
@@ -70,19 +35,6 @@ def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
         raise BackendUnavailable(f"worker {ctx.name} has no GPU but the job asked for backend=gpu")
     return "gpu" if requested == "gpu" else "cpu"
 
-
-def _write_result(ctx: WorkerContext, job_id: str, manifest: dict[str, Any],
-                  arrays: dict[str, np.ndarray]) -> None:
-    """Write the result folder atomically (staging folder, then rename)."""
-    staging = ctx.settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
-    staging.mkdir(parents=True)
-    for name, array in arrays.items():
-        np.save(staging / f"{name}.npy", array)
-    (staging / RESULT_MANIFEST).write_text(json.dumps(manifest))
-    target = ctx.settings.results_dir / job_id
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(target, ignore_errors=True)
-    os.rename(staging, target)
 
 
 def _translate(graph: Graph, result: AlgorithmResult, name: str, values: np.ndarray) -> np.ndarray:
@@ -113,7 +65,7 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
         arrays[name] = _translate(graph, result, name, values)
     manifest = {"summary": summary, "n": graph.n, "node_values": list(result.node_values),
                 "arrays": list(result.arrays)}
-    _write_result(ctx, record["id"], manifest, arrays)
+    protocol.write_result(ctx.settings, record["id"], manifest, arrays)
     return False
 
 
@@ -137,8 +89,8 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     )
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
     summary = {"graph_id": meta["id"], "n": meta["n"], "m": meta["m"], "created": created}
-    _write_result(ctx, record["id"], {"summary": summary, "n": 0, "node_values": [],
-                                      "arrays": []}, {})
+    manifest = {"summary": summary, "n": 0, "node_values": [], "arrays": []}
+    protocol.write_result(ctx.settings, record["id"], manifest, {})
     return ran_on
 
 

@@ -1,6 +1,7 @@
 """What a worker reports about itself besides its heartbeat: GPU memory and job durations.
 
-The layout of both is in :mod:`kernels.observability`; the monitor merges the GPU memory into
+The layout of both is in :mod:`graphgpu.kernels.core.observability`; the monitor merges the GPU
+memory into
 the worker's heartbeat record (what ``/v1/workers`` shows) and ``/metrics`` reads both.
 """
 
@@ -11,10 +12,10 @@ from typing import Any
 
 from redis import Redis
 
-from kernels import device
-from kernels.observability import bucket_label, durations_key, gpu_memory_key
-from kernels.settings import Settings
-from workers import records
+from graphgpu.kernels.core import device
+from graphgpu.kernels.core.observability import bucket_label, durations_key, gpu_memory_key
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.workers import records
 
 
 def gpu_memory() -> dict[str, int]:

@@ -8,17 +8,17 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from kernels.errors import KernelError
-from kernels.formats import FORMATS, parse_graph
-from kernels.generators import validate_params
-from kernels.graph import build_graph
-from kernels.registry import get_generator
-from service.auth import Caller, caller
-from service.deps import State, state
-from service.errors import ApiError, Conflict, from_kernel_error
-from service.routes.jobs import job_out, require_backend, validation_error
-from service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
-from service.uploads import read_upload
+from graphgpu.kernels.core.errors import KernelError
+from graphgpu.kernels.core.graph import build_graph
+from graphgpu.kernels.core.io.formats import FORMATS, parse_graph
+from graphgpu.kernels.core.registry import get_generator
+from graphgpu.kernels.generators import validate_params
+from graphgpu.service.auth import Caller, caller
+from graphgpu.service.deps import State, state
+from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
+from graphgpu.service.routes.jobs import job_out, require_backend, validation_error
+from graphgpu.service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
+from graphgpu.service.uploads import read_upload
 
 router = APIRouter(prefix="/v1/graphs", tags=["graphs"])
 

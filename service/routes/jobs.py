@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -13,14 +12,22 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
-from kernels.errors import KernelError
-from kernels.registry import Algorithm, Backend, Estimate, get_algorithm
-from kernels.store import load_npy
-from service.auth import caller
-from service.deps import State, state
-from service.errors import ApiError, Conflict, NotFound
-from service.limits import check_device_memory, default_device_bytes
-from service.schemas import FINISHED, ErrorBody, JobList, JobOut, JobRequest, JobStatus, ResultOut
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.errors import KernelError
+from graphgpu.kernels.core.registry import Algorithm, Backend, Estimate, get_algorithm
+from graphgpu.kernels.core.store import load_npy
+from graphgpu.service.auth import caller
+from graphgpu.service.deps import State, state
+from graphgpu.service.errors import ApiError, Conflict, NotFound
+from graphgpu.service.limits import check_device_memory, default_device_bytes
+from graphgpu.service.schemas import (
+    ErrorBody,
+    JobList,
+    JobOut,
+    JobRequest,
+    JobStatus,
+    ResultOut,
+)
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
@@ -28,7 +35,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (404, 409, 413, 422)
 }
 _CSV_CHUNK_ROWS = 1 << 16
-RESULT_MANIFEST = "result.json"
 
 
 def job_out(record: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +182,7 @@ def list_jobs(
             responses=_ERRORS)
 def get_job(job_id: str, request: Request, response: Response) -> dict[str, Any]:
     record = state(request).jobs.get(job_id)
-    if record["status"] not in FINISHED:
+    if record["status"] not in protocol.FINISHED:
         response.headers["Retry-After"] = "1"
     return job_out(record)
 
@@ -193,9 +199,9 @@ def _manifest(st: State, record: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
         error = record.get("error") or {}
         detail = f": {error.get('message')}" if error else ""
         raise Conflict("job_not_succeeded", f"job {record['id']} is {record['status']}{detail}")
-    folder = st.settings.results_dir / record["id"]
+    folder = protocol.result_folder(st.settings, record["id"])
     try:
-        manifest = json.loads((folder / RESULT_MANIFEST).read_text())
+        manifest = protocol.read_manifest(st.settings, record["id"])
     except FileNotFoundError:
         raise NotFound(f"the result of job {record['id']} has expired") from None
     if record["kind"] == "generate" and record.get("owner") is not None:

@@ -7,10 +7,17 @@ from typing import Any
 from fastapi import APIRouter, Request
 from redis.exceptions import RedisError
 
-from kernels.registry import BACKENDS, algorithms, generators
-from service.deps import state
-from service.errors import ApiError
-from service.schemas import AlgorithmList, ErrorBody, GeneratorList, Health, Ready, WorkerList
+from graphgpu.kernels.core.registry import BACKENDS, algorithms, generators
+from graphgpu.service.deps import state
+from graphgpu.service.errors import ApiError
+from graphgpu.service.schemas import (
+    AlgorithmList,
+    ErrorBody,
+    GeneratorList,
+    Health,
+    Ready,
+    WorkerList,
+)
 
 router = APIRouter(prefix="/v1", tags=["service"])
 #: Routes that answer without an API key (load balancers and orchestrators call them).

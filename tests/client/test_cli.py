@@ -10,8 +10,8 @@ import uuid
 import numpy as np
 import pytest
 
-from client import Client
-from client.cli import main, parse_param
+from graphgpu.client import Client
+from graphgpu.client.cli import main, parse_param
 from tests.conftest import wait_until
 
 
@@ -140,8 +140,8 @@ def test_serve_and_worker_exec_the_modules(monkeypatch):
     monkeypatch.setattr(os, "execv", lambda exe, argv: calls.append([exe, *argv]))
     monkeypatch.delenv("GRAPHGPU_PORT", raising=False)
     assert main(["serve", "--port", "9999"]) == 0
-    assert calls[-1] == [sys.executable, sys.executable, "-m", "service"]
+    assert calls[-1] == [sys.executable, sys.executable, "-m", "graphgpu.service"]
     assert os.environ["GRAPHGPU_PORT"] == "9999"
     monkeypatch.delenv("GRAPHGPU_PORT")
     assert main(["worker", "--backend", "cpu", "--burst"]) == 0
-    assert calls[-1][2:] == ["-m", "workers", "--backend", "cpu", "--burst"]
+    assert calls[-1][2:] == ["-m", "graphgpu.workers", "--backend", "cpu", "--burst"]

@@ -10,7 +10,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from client import (
+from graphgpu.client import (
     Client,
     ConflictError,
     GraphGPUError,
@@ -20,7 +20,7 @@ from client import (
     ServiceUnavailable,
     ValidationError,
 )
-from service.redis_server import free_port
+from graphgpu.service.redis_server import free_port
 from tests.conftest import wait_until
 
 

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from graphgpu.kernels.core import protocol
 from tests.conftest import Stack, wait_until
 
-FINISHED = frozenset({"succeeded", "failed", "canceled"})
 PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
 
 
@@ -41,7 +41,7 @@ def assert_nothing_lost_or_stuck(stack: Stack, accepted: Iterable[str],
 
     def settled() -> dict[str, dict[str, Any]] | None:
         records = job_records(stack)
-        done = all(r["status"] in FINISHED for r in records.values())
+        done = all(r["status"] in protocol.FINISHED for r in records.values())
         return records if done and accepted <= set(records) else None
 
     try:
@@ -49,7 +49,7 @@ def assert_nothing_lost_or_stuck(stack: Stack, accepted: Iterable[str],
     except AssertionError:
         records = job_records(stack)
         lost = accepted - set(records)
-        stuck = {i: r["status"] for i, r in records.items() if r["status"] not in FINISHED}
+        stuck = {i: r["status"] for i, r in records.items() if r["status"] not in protocol.FINISHED}
         raise AssertionError(f"lost jobs: {sorted(lost)}; not finished: {stuck}") from None
     assert not stack.redis.scard(f"{stack.prefix}:jobs:running"), "jobs left in the running set"
     for backend in ("auto", "cpu", "gpu"):

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.redis_server import RedisServer
+from graphgpu.service.redis_server import RedisServer
 from tests.conftest import REPO, Stack, wait_until
 from tests.reliability.conftest import PATH_WITH_TAIL, assert_nothing_lost_or_stuck, job_records
 
@@ -78,7 +78,7 @@ def test_redis_restart_mid_queue(private_redis: list[RedisServer], tmp_path: Pat
     # middle of a job exits and is restarted, and its monitor queues the job again.
     first = private_redis[0]
     stack = Stack(first.url, tmp_path / "data")
-    serve = subprocess.Popen([sys.executable, "-m", "service"], cwd=REPO, env={
+    serve = subprocess.Popen([sys.executable, "-m", "graphgpu.service"], cwd=REPO, env={
         **stack.env, "GRAPHGPU_PORT": str(stack.port), "GRAPHGPU_CPU_WORKERS": "1",
         "CUDA_VISIBLE_DEVICES": ""})
     try:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from client import AuthenticationError, Client, NotFoundError
-from client.cli import main as cli
+from graphgpu.client import AuthenticationError, Client, NotFoundError
+from graphgpu.client.cli import main as cli
 from tests.conftest import Stack
 from tests.reliability.conftest import PATH_WITH_TAIL
 

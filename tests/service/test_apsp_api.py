@@ -7,7 +7,7 @@ import io
 import networkx as nx
 import numpy as np
 
-from client import Client
+from graphgpu.client import Client
 from tests.conftest import Stack
 
 # Two components (10-20-30-40 with 50 on 20; 60-70) and weights on every edge.

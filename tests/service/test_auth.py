@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kernels.settings import Settings
-from service.auth import KeyRing, hash_key, read_key_file
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.service.auth import KeyRing, hash_key, read_key_file
 
 
 def test_keys_from_settings_and_file(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

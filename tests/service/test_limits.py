@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from client import Client, RateLimitedError
-from service.limits import DEFAULT_DEVICE_BYTES_PER_NODE
+from graphgpu.client import Client, RateLimitedError
+from graphgpu.service.limits import DEFAULT_DEVICE_BYTES_PER_NODE
 from tests.conftest import PLUGIN, Stack
 
 PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"

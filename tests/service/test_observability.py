@@ -14,9 +14,14 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from kernels.observability import JsonFormatter, bucket_label, gpu_memory_key, job_context
-from kernels.settings import Settings
-from service.app import create_app
+from graphgpu.kernels.core.observability import (
+    JsonFormatter,
+    bucket_label,
+    gpu_memory_key,
+    job_context,
+)
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.service.app import create_app
 from tests.conftest import REPO, Stack, wait_until
 
 PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
@@ -85,7 +90,7 @@ def test_ready_worker_logs_and_memory_report(make_stack, tmp_path) -> None:
 
     log_file = tmp_path / "worker.log"
     with log_file.open("wb") as sink:
-        worker = subprocess.Popen([sys.executable, "-m", "workers", "--backend", "cpu"],
+        worker = subprocess.Popen([sys.executable, "-m", "graphgpu.workers", "--backend", "cpu"],
                                   env=stack.env, cwd=REPO, stderr=sink)
     stack.workers.append(worker)
     name = wait_until(stack.live_workers, timeout=30)[0]["name"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from kernels.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph, build_graph
 
 
 def original(node: int) -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernels.graph import Graph
-from kernels.registry import (
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import (
     Algorithm,
     AlgorithmResult,
     Backend,

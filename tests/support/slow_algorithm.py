@@ -11,8 +11,8 @@ import time
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernels.graph import Graph
-from kernels.registry import (
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import (
     Algorithm,
     AlgorithmResult,
     Backend,

@@ -9,9 +9,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernels.cnd import CndParams, critical_nodes_cpu, shard_params
-from kernels.graph import build_graph
-from kernels.registry import no_progress
+from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu, shard_params
+from graphgpu.kernels.core.graph import build_graph
+from graphgpu.kernels.core.registry import no_progress
 from tests.conftest import Stack, wait_until
 
 GRAPH = nx.barabasi_albert_graph(1500, 2, seed=8)

@@ -15,11 +15,12 @@ from rq import Queue
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
-from kernels.errors import JobCanceled
-from kernels.settings import Settings
-from workers import records
-from workers.monitor import recover_lost_jobs, worker_key
-from workers.tasks import sweep_results
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.errors import JobCanceled
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.workers import records
+from graphgpu.workers.monitor import recover_lost_jobs
+from graphgpu.workers.tasks import sweep_results
 
 
 @pytest.fixture
@@ -36,10 +37,10 @@ def _queued(redis: Redis, settings: Settings, graph_id: str = "g1") -> str:
     job_id = uuid.uuid4().hex
     record = {"id": job_id, "status": "queued", "graph_id": graph_id, "created_at": time.time(),
               "progress": {"fraction": 0.0, "message": "queued"}}
-    redis.hset(records.job_key(settings, job_id),
+    redis.hset(protocol.job_key(settings, job_id),
                mapping={k: json.dumps(v) for k, v in record.items()})
     redis.sadd(settings.key("graph", graph_id, "jobs"), job_id)
-    _queue(redis, settings).enqueue("workers.tasks.execute", job_id, job_id=job_id)
+    _queue(redis, settings).enqueue(protocol.TASK, job_id, job_id=job_id)
     return job_id
 
 
@@ -67,16 +68,16 @@ def test_claim_then_finish(env) -> None:
     assert records.finish(redis, settings, job_id, "succeeded", fields={"backend": "cpu"})
     final = records.read(redis, settings, job_id)
     assert final["status"] == "succeeded" and final["progress"]["fraction"] == 1.0
-    assert not redis.sismember(records.running_key(settings), job_id)
+    assert not redis.sismember(protocol.running_key(settings), job_id)
     assert not redis.scard(settings.key("graph", "g1", "jobs"))
-    assert 0 < redis.ttl(records.job_key(settings, job_id)) <= settings.result_ttl
+    assert 0 < redis.ttl(protocol.job_key(settings, job_id)) <= settings.result_ttl
     assert not records.finish(redis, settings, job_id, "failed", fields={})  # already final
 
 
 def test_canceled_job_is_not_claimed(env) -> None:
     settings, redis = env
     job_id = _queued(redis, settings)
-    redis.hset(records.job_key(settings, job_id), "status", json.dumps("canceled"))
+    redis.hset(protocol.job_key(settings, job_id), "status", json.dumps("canceled"))
     assert records.claim(redis, settings, job_id, "w1") is None
 
 
@@ -88,7 +89,7 @@ def test_progress_reporter_raises_once_canceled(env) -> None:
     report(0.5, "half")
     assert records.read(redis, settings, job_id)["progress"] == {"fraction": 0.5,
                                                                  "message": "half"}
-    redis.hset(records.job_key(settings, job_id), "cancel_requested", json.dumps(True))
+    redis.hset(protocol.job_key(settings, job_id), "cancel_requested", json.dumps(True))
     with pytest.raises(JobCanceled):
         report(1.0, "done")
 
@@ -101,7 +102,7 @@ def test_lost_job_is_requeued_once_then_fails(env) -> None:
     again = records.read(redis, settings, job_id)
     assert again["status"] == "queued" and again["attempts"] == 1 and "worker" not in again
     assert "w1" in again["progress"]["message"] and "attempt 2" in again["progress"]["message"]
-    assert not redis.sismember(records.running_key(settings), job_id)
+    assert not redis.sismember(protocol.running_key(settings), job_id)
     assert redis.sismember(settings.key("graph", "g1", "jobs"), job_id)  # still in use
     started = StartedJobRegistry(_queue(redis, settings).name, connection=redis)
     assert redis.zcard(started.key) == 0  # RQ's clean-up cannot fail the new attempt later
@@ -135,7 +136,7 @@ def test_lost_job_with_a_cancel_request_is_not_resurrected(env) -> None:
     settings, redis = env
     job_id = _queued(redis, settings)
     _take(redis, settings, job_id, "w1")
-    redis.hset(records.job_key(settings, job_id), "cancel_requested", json.dumps(True))
+    redis.hset(protocol.job_key(settings, job_id), "cancel_requested", json.dumps(True))
     assert records.recover_lost(redis, settings, job_id, "w1") == "canceled"
     assert records.read(redis, settings, job_id)["status"] == "canceled"
     assert _queue(redis, settings).get_job_ids() == []
@@ -146,7 +147,7 @@ def test_requeued_job_canceled_meanwhile_is_not_claimed(env) -> None:
     job_id = _queued(redis, settings)
     _take(redis, settings, job_id, "w1")
     assert records.recover_lost(redis, settings, job_id, "w1") == "requeued"
-    redis.hset(records.job_key(settings, job_id), "status", json.dumps("canceled"))  # the API
+    redis.hset(protocol.job_key(settings, job_id), "status", json.dumps("canceled"))  # the API
     assert records.claim(redis, settings, job_id, "w2") is None
 
 
@@ -171,7 +172,7 @@ def test_jobs_of_expired_workers_are_recovered_and_live_ones_stay(env) -> None:
     _take(redis, settings, alive, "alive-worker")
     dead = _queued(redis, settings)
     _take(redis, settings, dead, "dead-worker")
-    redis.set(worker_key(settings, "alive-worker"), "{}", px=5000)
+    redis.set(protocol.worker_key(settings, "alive-worker"), "{}", px=5000)
     assert recover_lost_jobs(redis, settings) == {dead: "requeued"}
     assert records.read(redis, settings, dead)["status"] == "queued"
     assert records.read(redis, settings, alive)["status"] == "running"

@@ -1,0 +1,1 @@
+"""Building blocks shared by several algorithm families (no algorithm is registered here)."""

@@ -1,0 +1,69 @@
+"""The one CUDA loader: compile a family's ``.cu`` once per device and options, and launch helpers.
+
+Every GPU backend gets its kernels here (``load_module(CUDA_SOURCE).get_function(name)``), so a
+source is compiled by NVRTC for the current device's architecture once per process and reused
+across jobs; worker warm-up calls the families' examples, which fills this cache before the first
+job arrives.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from graphgpu.kernels.core.device import cupy
+
+#: Options every module is compiled with.
+BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+
+
+def current_device() -> int:
+    """Id of the CUDA device this thread runs on."""
+    return int(cupy().cuda.Device().id)
+
+
+@cache
+def _compiled(source: Path, options: tuple[str, ...], device_id: int) -> Any:
+    # device_id is part of the key: a RawModule is loaded into the context of one device
+    del device_id
+    return cupy().RawModule(code=source.read_text(), options=(*BASE_OPTIONS, *options))
+
+
+def load_module(source: Path, options: tuple[str, ...] = ()) -> Any:
+    """The compiled module of ``source`` (a CuPy ``RawModule``), built once per device.
+
+    Parameters
+    ----------
+    source : Path
+        The family's ``.cu`` file.
+    options : tuple of str
+        Extra NVRTC options (``-D`` constants), part of the cache key.
+    """
+    return _compiled(Path(source), tuple(options), current_device())
+
+
+def kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Several kernels of one module by name."""
+    module = load_module(source, options)
+    return {name: module.get_function(name) for name in names}
+
+
+@cache
+def _attributes(device_id: int) -> dict[str, int]:
+    return dict(cupy().cuda.Device(device_id).attributes)
+
+
+def device_attribute(name: str) -> int:
+    """A CUDA device attribute of the current device (e.g. ``MaxSharedMemoryPerBlockOptin``)."""
+    return int(_attributes(current_device())[name])
+
+
+def sm_count() -> int:
+    """Multiprocessors of the current device (grid sizes scale with it)."""
+    return device_attribute("MultiProcessorCount")
+
+
+def grid_for(items: int, threads: int) -> tuple[int]:
+    """A 1-D grid of enough ``threads``-wide blocks to cover ``items`` (at least one block)."""
+    return (max(1, -(-int(items) // threads)),)

@@ -1,0 +1,266 @@
+"""The graph container: an undirected simple graph in CSR form with its original node ids.
+
+Every graph that enters the system (upload or generator) goes through :func:`build_graph`, which
+symmetrises, drops self-loops, merges duplicate edges and relabels the original ids to dense
+internal ids ``0..n-1`` in ascending order of original id. Internal id ``i`` is original id
+``node_ids[i]``; results are translated back with :meth:`Graph.to_original`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
+from graphgpu.kernels.core.settings import Settings, get_settings
+
+INDEX_DTYPE = np.int32
+OFFSET_DTYPE = np.int64
+ID_DTYPE = np.int64
+
+
+@dataclass(frozen=True)
+class NormalizationReport:
+    """What :func:`build_graph` changed in the input edges."""
+
+    edges_read: int
+    self_loops_dropped: int
+    duplicates_merged: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "edges_read": self.edges_read,
+            "self_loops_dropped": self.self_loops_dropped,
+            "duplicates_merged": self.duplicates_merged,
+        }
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Undirected simple graph in CSR form; each edge appears as two arcs.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n + 1,)
+    indices : ndarray of int32, shape (2 m,)
+        Neighbours of each node, sorted ascending within a row.
+    node_ids : ndarray of int64, shape (n,)
+        Original id of each internal node, strictly increasing.
+    weights : ndarray of float64, shape (2 m,), or None
+        Weight of each arc (both arcs of an edge carry the same weight).
+    graph_id : str
+        Content address (see :func:`content_id`); empty until stored.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    node_ids: np.ndarray
+    weights: np.ndarray | None = None
+    graph_id: str = field(default="", compare=False)
+
+    @property
+    def n(self) -> int:
+        return int(self.node_ids.shape[0])
+
+    @property
+    def m(self) -> int:
+        """Number of undirected edges."""
+        return int(self.indices.shape[0]) // 2
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
+    def degrees(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    def internal_ids(self, original: np.ndarray | list[int] | int) -> np.ndarray:
+        """Internal ids of original ids; raises :class:`InvalidInput` for ids not in the graph."""
+        ids = np.atleast_1d(np.asarray(original, dtype=ID_DTYPE))
+        pos = np.searchsorted(self.node_ids, ids)
+        pos_clipped = np.minimum(pos, max(self.n - 1, 0))
+        missing = (pos >= self.n) | (self.node_ids[pos_clipped] != ids)
+        if self.n == 0 or missing.any():
+            bad = ids[missing][0] if self.n else ids[0]
+            raise InvalidInput(f"node {int(bad)} is not in the graph", field="node")
+        return pos.astype(INDEX_DTYPE)
+
+    def to_original(self, internal: np.ndarray) -> np.ndarray:
+        """Original ids of internal ids; negative entries (``-1`` = none) stay ``-1``."""
+        internal = np.asarray(internal)
+        out = np.full(internal.shape, -1, dtype=ID_DTYPE)
+        valid = internal >= 0
+        out[valid] = self.node_ids[internal[valid]]
+        return out
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that define the graph, by file stem, as stored on disk."""
+        out = {"indptr": self.indptr, "indices": self.indices, "node_ids": self.node_ids}
+        if self.weights is not None:
+            out["weights"] = self.weights
+        return out
+
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in self.arrays().values())
+
+
+def content_id(graph: Graph) -> str:
+    """Content address of a graph: same nodes, edges and weights give the same id."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name, array in graph.arrays().items():
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(array).view(np.uint8).data)
+    return digest.hexdigest()
+
+
+def build_graph(
+    src: np.ndarray,
+    dst: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    extra_nodes: np.ndarray | None = None,
+    settings: Settings | None = None,
+) -> tuple[Graph, NormalizationReport]:
+    """Normalise an edge list to an undirected simple graph in CSR form.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int
+        Original ids of the edge endpoints (any direction; both directions may appear).
+    weights : ndarray of float, optional
+        Weight of each input edge. Duplicate edges keep the smallest weight.
+    extra_nodes : ndarray of int, optional
+        Original ids of nodes that exist even without edges (formats that declare ``n``).
+    settings : Settings, optional
+        Limits to enforce; defaults to the process settings.
+
+    Returns
+    -------
+    graph : Graph
+    report : NormalizationReport
+
+    Raises
+    ------
+    InvalidInput
+        Negative ids, non-finite or negative-zero weights, or an empty graph.
+    LimitExceeded
+        An id over ``max_node_id``, or more nodes or edges than allowed.
+    """
+    settings = settings or get_settings()
+    src = np.asarray(src, dtype=ID_DTYPE).ravel()
+    dst = np.asarray(dst, dtype=ID_DTYPE).ravel()
+    extra = np.zeros(0, ID_DTYPE) if extra_nodes is None else np.asarray(extra_nodes, ID_DTYPE)
+    edges_read = int(src.shape[0])
+    if src.shape != dst.shape:
+        raise InvalidInput("source and target arrays differ in length", field="edges")
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64).ravel()
+        if weights.shape != src.shape:
+            raise InvalidInput("one weight per edge is required", field="weights")
+        if not np.isfinite(weights).all():
+            raise InvalidInput("weights must be finite numbers (NaN or inf found)", field="weights")
+    if edges_read == 0 and extra.size == 0:
+        raise InvalidInput("the graph is empty: no edges and no nodes", code="empty_graph")
+    for ids in (src, dst, extra):
+        if ids.size and ids.min() < 0:
+            raise InvalidInput("node ids must be non-negative integers", field="node")
+        if ids.size and ids.max() > settings.max_node_id:
+            raise LimitExceeded(
+                f"node id {int(ids.max())} exceeds the limit {settings.max_node_id}",
+                field="node", code="node_id_too_large",
+            )
+
+    loops = src == dst
+    self_loops = int(loops.sum())
+    keep = ~loops
+    lo = np.minimum(src[keep], dst[keep])
+    hi = np.maximum(src[keep], dst[keep])
+    w = None if weights is None else weights[keep]
+
+    node_ids, lo_i, hi_i = _relabel(lo, hi, np.concatenate([extra, src[loops]]))
+    n = int(node_ids.shape[0])
+    if n > settings.max_nodes:
+        raise LimitExceeded(f"{n} nodes exceed the limit {settings.max_nodes}",
+                            code="too_many_nodes")
+
+    key = lo_i * n + hi_i
+    if w is None:
+        key.sort()
+    else:  # duplicates keep their smallest weight: sort by weight within each key
+        order = np.lexsort((w, key))
+        key, w = key[order], w[order]
+    first = np.ones(key.shape[0], dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    unique_key = key[first]
+    m = int(unique_key.shape[0])
+    if m > settings.max_edges:
+        raise LimitExceeded(f"{m} edges exceed the limit {settings.max_edges}",
+                            code="too_many_edges")
+    duplicates = int(lo.shape[0]) - m
+    u, v = np.divmod(unique_key, max(n, 1))
+    edge_weights = np.zeros(0) if w is None else w[first]
+    indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(u, minlength=n) + np.bincount(v, minlength=n), out=indptr[1:])
+    indices = np.empty(2 * m, dtype=INDEX_DTYPE)
+    arc_weights = np.empty(0 if w is None else 2 * m)
+    _fill_csr(u, v, edge_weights, indptr, np.bincount(v, minlength=n), indices, arc_weights)
+    arc_weights = None if w is None else arc_weights
+
+    graph = Graph(indptr=indptr, indices=indices, node_ids=node_ids, weights=arc_weights)
+    report = NormalizationReport(edges_read, self_loops, duplicates)
+    return graph, report
+
+
+#: Ids up to this many times the endpoint count are relabelled through a dense lookup table.
+_DENSE_RELABEL_FACTOR = 8
+
+
+def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct original ids, and ``lo``/``hi`` as internal ids (their ranks).
+
+    Dense ids (the usual case: 0..n-1 with gaps) use a lookup table, which is O(m) with no
+    sort or binary search; sparse ids (hashes, huge values) fall back to sorting.
+    """
+    top = max((int(a.max()) for a in (lo, hi, extra) if a.size), default=-1)
+    if top < _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20):
+        present = np.zeros(top + 1, dtype=bool)
+        for ids in (lo, hi, extra):
+            present[ids] = True
+        node_ids = np.flatnonzero(present).astype(ID_DTYPE)
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return node_ids, rank[lo], rank[hi]
+    node_ids = np.unique(np.concatenate([lo, hi, extra]))
+    return node_ids, np.searchsorted(node_ids, lo), np.searchsorted(node_ids, hi)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, indptr: np.ndarray,
+              lower_counts: np.ndarray, indices: np.ndarray, arc_weights: np.ndarray) -> None:
+    """Counting-sort the edges ``u < v`` (sorted by (u, v)) into CSR rows, O(m).
+
+    Row r holds its smaller neighbours (edges where v == r, met in increasing u) followed by its
+    larger ones (edges where u == r, met in increasing v), so every row comes out sorted.
+    Empty ``weights`` means an unweighted graph (no weight is written).
+    """
+    weighted = weights.shape[0] > 0
+    n = indptr.shape[0] - 1
+    next_lower = indptr[:-1].copy()
+    next_upper = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        next_upper[r] = indptr[r] + lower_counts[r]
+    for e in range(u.shape[0]):
+        a, b = u[e], v[e]
+        slot = next_lower[b]
+        indices[slot] = a
+        if weighted:
+            arc_weights[slot] = weights[e]
+        next_lower[b] = slot + 1
+        slot = next_upper[a]
+        indices[slot] = b
+        if weighted:
+            arc_weights[slot] = weights[e]
+        next_upper[a] = slot + 1

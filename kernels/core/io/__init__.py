@@ -1,0 +1,1 @@
+"""Reading and writing graph files: the formats and the fast text scanner under them."""

@@ -1,0 +1,106 @@
+"""The job protocol shared by the API and the workers: record layout, Redis keys, queues, results.
+
+A job record is a Redis hash :func:`job_key` whose values are JSON. The API creates it
+(``queued``) and may move it to ``canceled`` (``service/jobs.py``); workers move it through
+``running`` to a finished status (``workers/records.py``). RQ carries only the job id to the
+task :data:`TASK`, JSON-encoded (never pickle). A finished job's arrays and manifest live in the
+folder :func:`result_folder`, written whole by :func:`write_result`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.core.settings import Settings
+
+#: The RQ task that runs one job, and the one that merges a fanned-out job's shards.
+TASK = "graphgpu.workers.tasks.execute"
+REDUCE_TASK = "graphgpu.workers.fanout.reduce"
+
+#: Statuses in the order a job passes them; the last three are final.
+STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "canceled")
+FINISHED: frozenset[str] = frozenset({"succeeded", "failed", "canceled"})
+
+#: File of a result folder that lists its summary and arrays.
+RESULT_MANIFEST = "result.json"
+
+
+def job_key(settings: Settings, job_id: str) -> str:
+    """Hash holding one job's record."""
+    return settings.key("job", job_id)
+
+
+def running_key(settings: Settings) -> str:
+    """Set of the ids of jobs some worker runs now."""
+    return settings.key("jobs", "running")
+
+
+def job_index_key(settings: Settings, tenant: str | None = None) -> str:
+    """Sorted set (by creation time) of every job, or of one tenant's jobs."""
+    return settings.key("jobs") if tenant is None else settings.key("tenant", tenant, "jobs")
+
+
+def graph_jobs_key(settings: Settings, graph_id: str) -> str:
+    """Set of the unfinished jobs that use a graph (a graph in use is not deleted)."""
+    return settings.key("graph", graph_id, "jobs")
+
+
+def worker_key(settings: Settings, name: str) -> str:
+    """A live worker's heartbeat record (expires when the worker stops beating)."""
+    return settings.key("worker", name)
+
+
+def workers_key(settings: Settings) -> str:
+    """Set of the names of workers that have started and not stopped cleanly."""
+    return settings.key("workers")
+
+
+def encode_fields(fields: dict[str, Any]) -> dict[str, str]:
+    """Record fields as stored: every value JSON."""
+    return {key: json.dumps(value) for key, value in fields.items()}
+
+
+def decode_record(raw: dict[bytes, bytes]) -> dict[str, Any]:
+    """A record as read from Redis (``HGETALL``), every value decoded."""
+    return {key.decode(): json.loads(value) for key, value in raw.items()}
+
+
+def result_folder(settings: Settings, job_id: str) -> Path:
+    """Where a finished job's result lives."""
+    return settings.results_dir / job_id
+
+
+def read_manifest(settings: Settings, job_id: str) -> dict[str, Any]:
+    """The manifest of a job's result (raises ``OSError`` when there is none)."""
+    return json.loads((result_folder(settings, job_id) / RESULT_MANIFEST).read_text())
+
+
+def write_result(settings: Settings, job_id: str, manifest: dict[str, Any],
+                 arrays: dict[str, np.ndarray]) -> None:
+    """Write a job's result folder atomically (a staging folder, then one rename).
+
+    Parameters
+    ----------
+    settings : Settings
+    job_id : str
+    manifest : dict
+        ``summary``, ``n`` and the names of the node-value and other arrays.
+    arrays : dict of str to ndarray
+        Saved as ``<name>.npy``.
+    """
+    staging = settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
+    staging.mkdir(parents=True)
+    for name, array in arrays.items():
+        np.save(staging / f"{name}.npy", array)
+    (staging / RESULT_MANIFEST).write_text(json.dumps(manifest))
+    target = result_folder(settings, job_id)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(target, ignore_errors=True)
+    os.rename(staging, target)

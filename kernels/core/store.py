@@ -1,0 +1,168 @@
+"""Content-addressed graph store on disk: one folder of memory-mappable ``.npy`` arrays per graph.
+
+A graph is written into a private temporary folder and renamed into place, so a reader never sees
+a half-written graph and a failed write leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from graphgpu.kernels.core.errors import UnknownName
+from graphgpu.kernels.core.graph import Graph, NormalizationReport, content_id
+
+META_FILE = "meta.json"
+
+# np.load parses every .npy header with ast.literal_eval, and CPython's AST constructor keeps its
+# recursion depth per interpreter: two threads parsing at once (a garbage collection switching
+# threads mid-parse) can raise "SystemError: AST constructor recursion depth mismatch" (seen on
+# 3.11.7 under load, cf. python/cpython#106905). The API reads arrays from its thread pool.
+_NPY_HEADER_LOCK = threading.Lock()
+
+
+def load_npy(path: Path, mode: Literal["r", "c"] = "r") -> np.ndarray:
+    """A ``.npy`` array memory-mapped read-only (``"r"``) or copy-on-write (``"c"``); safe to
+    call from many threads at once."""
+    with _NPY_HEADER_LOCK:
+        return np.load(path, mmap_mode=mode)
+
+
+def graph_metadata(graph: Graph) -> dict[str, Any]:
+    """Summary numbers of a graph (n, m, degrees, isolated nodes, bytes)."""
+    degrees = graph.degrees()
+    return {
+        "n": graph.n,
+        "m": graph.m,
+        "weighted": graph.weighted,
+        "degree_min": int(degrees.min()) if graph.n else 0,
+        "degree_max": int(degrees.max()) if graph.n else 0,
+        "degree_mean": float(2 * graph.m / graph.n) if graph.n else 0.0,
+        "isolated_nodes": int((degrees == 0).sum()),
+        "node_id_min": int(graph.node_ids[0]) if graph.n else 0,
+        "node_id_max": int(graph.node_ids[-1]) if graph.n else 0,
+        "bytes": graph.nbytes(),
+    }
+
+
+class GraphStore:
+    """Graphs under ``root/graphs/<id>/``; temporary writes under ``root/tmp/``.
+
+    Parameters
+    ----------
+    graphs_dir, tmp_dir : Path
+        Where graphs live and where they are assembled (same file system, for atomic renames).
+    """
+
+    def __init__(self, graphs_dir: Path, tmp_dir: Path) -> None:
+        self.graphs_dir = Path(graphs_dir)
+        self.tmp_dir = Path(tmp_dir)
+        self.graphs_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, graph_id: str) -> Path:
+        if not graph_id.isalnum():
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        return self.graphs_dir / graph_id
+
+    def exists(self, graph_id: str) -> bool:
+        return (self.path(graph_id) / META_FILE).is_file()
+
+    def put(
+        self,
+        graph: Graph,
+        *,
+        name: str | None,
+        source: dict[str, Any],
+        report: NormalizationReport,
+    ) -> tuple[dict[str, Any], bool]:
+        """Store a graph unless an identical one exists.
+
+        Returns
+        -------
+        meta : dict
+            The stored metadata (the existing one if the graph was already there).
+        created : bool
+            False when an identical graph was already stored.
+        """
+        graph_id = content_id(graph)
+        target = self.path(graph_id)
+        if self.exists(graph_id):
+            return self.meta(graph_id), False
+        staging = self.tmp_dir / f"{graph_id}.{uuid.uuid4().hex}"
+        staging.mkdir(parents=True)
+        try:
+            for stem, array in graph.arrays().items():
+                np.save(staging / f"{stem}.npy", array)
+            meta = {
+                "id": graph_id,
+                "name": name,
+                "created_at": time.time(),
+                **graph_metadata(graph),
+                "source": source,
+                "normalization": report.as_dict(),
+            }
+            (staging / META_FILE).write_text(json.dumps(meta))
+            try:
+                os.rename(staging, target)
+            except OSError:
+                # Another writer stored the same content first: theirs is identical.
+                if not self.exists(graph_id):
+                    raise
+                return self.meta(graph_id), False
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return meta, True
+
+    def meta(self, graph_id: str) -> dict[str, Any]:
+        try:
+            return json.loads((self.path(graph_id) / META_FILE).read_text())
+        except FileNotFoundError:
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id") from None
+
+    def list(self) -> list[dict[str, Any]]:
+        metas = []
+        for folder in self.graphs_dir.iterdir():
+            try:
+                metas.append(json.loads((folder / META_FILE).read_text()))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+        return sorted(metas, key=lambda meta: meta["created_at"])
+
+    def load(self, graph_id: str, *, mmap: bool = True) -> Graph:
+        """Load a stored graph, memory-mapped (copy-on-write) unless ``mmap`` is False."""
+        folder = self.path(graph_id)
+        if not self.exists(graph_id):
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        # Copy-on-write maps: the stored files can never change, yet the arrays type as
+        # writeable in Numba, so jobs run the very kernels that worker warm-up (in-memory
+        # graphs) compiled instead of compiling read-only variants on their first call.
+        arrays = {
+            stem: load_npy(folder / f"{stem}.npy", mode="c")
+            for stem in ("indptr", "indices", "node_ids", "weights")
+            if (folder / f"{stem}.npy").exists()
+        }
+        if not mmap:
+            arrays = {stem: np.array(array) for stem, array in arrays.items()}
+        return Graph(**arrays, graph_id=graph_id)
+
+    def node_ids(self, graph_id: str) -> np.ndarray:
+        """Original node ids of a stored graph (memory-mapped)."""
+        return load_npy(self.path(graph_id) / "node_ids.npy")
+
+    def delete(self, graph_id: str) -> None:
+        folder = self.path(graph_id)
+        if not self.exists(graph_id):
+            raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        # Rename first so readers stop seeing it at once, then remove at leisure.
+        trash = self.tmp_dir / f"deleted.{graph_id}.{uuid.uuid4().hex}"
+        os.rename(folder, trash)
+        shutil.rmtree(trash, ignore_errors=True)

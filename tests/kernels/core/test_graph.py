@@ -1,0 +1,98 @@
+"""The graph container and store: normalisation against NetworkX, content addressing, atomicity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
+from graphgpu.kernels.core.graph import build_graph, content_id
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.store import GraphStore
+
+
+def _reference(src, dst, weights, extra) -> nx.Graph:
+    graph = nx.Graph()
+    graph.add_nodes_from([*extra.tolist(), *src.tolist(), *dst.tolist()])
+    for i, (a, b) in enumerate(zip(src.tolist(), dst.tolist(), strict=True)):
+        if a == b:
+            continue
+        w = 1.0 if weights is None else float(weights[i])
+        if graph.has_edge(a, b):
+            w = min(w, graph[a][b]["weight"])
+        graph.add_edge(a, b, weight=w)
+    return graph
+
+
+@pytest.mark.parametrize("sparse_ids", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_build_graph_matches_networkx(sparse_ids: bool, weighted: bool) -> None:
+    rng = np.random.default_rng(int(sparse_ids) * 2 + int(weighted))
+    for _ in range(60):
+        m = int(rng.integers(0, 80))
+        top = 10**15 if sparse_ids else 50
+        src, dst = rng.integers(0, top, m), rng.integers(0, top, m)
+        dst[: m // 4] = src[: m // 4]  # self-loops
+        src = np.concatenate([src, dst[: m // 3]])  # reversed duplicates
+        dst = np.concatenate([dst, src[: m // 3]])
+        weights = rng.integers(1, 9, src.size).astype(float) if weighted else None
+        extra = rng.integers(0, top, 3)
+        graph, report = build_graph(src, dst, weights, extra_nodes=extra)
+        ref = _reference(src, dst, weights, extra)
+        ids = sorted(ref.nodes)
+        assert graph.node_ids.tolist() == ids
+        assert (graph.n, graph.m) == (ref.number_of_nodes(), ref.number_of_edges())
+        for i, node in enumerate(ids):
+            row = graph.indices[graph.indptr[i]:graph.indptr[i + 1]]
+            assert row.tolist() == sorted(ids.index(x) for x in ref.neighbors(node))
+            if weighted:
+                expected = [ref[node][ids[j]]["weight"] for j in row]
+                assert graph.weights[graph.indptr[i]:graph.indptr[i + 1]].tolist() == expected
+        assert report.self_loops_dropped == int((src == dst).sum())
+        assert report.duplicates_merged == src.size - report.self_loops_dropped - graph.m
+
+
+def test_build_graph_rejects_bad_input() -> None:
+    with pytest.raises(InvalidInput, match="empty"):
+        build_graph(np.array([], int), np.array([], int))
+    with pytest.raises(InvalidInput, match="non-negative"):
+        build_graph(np.array([-1]), np.array([2]))
+    with pytest.raises(InvalidInput, match="finite"):
+        build_graph(np.array([1]), np.array([2]), np.array([np.nan]))
+    with pytest.raises(LimitExceeded):
+        build_graph(np.array([1]), np.array([2]), settings=Settings(max_node_id=1))
+    with pytest.raises(LimitExceeded):
+        build_graph(np.arange(10), np.arange(1, 11), settings=Settings(max_nodes=5))
+
+
+def test_id_translation() -> None:
+    graph, _ = build_graph(np.array([70, 10]), np.array([30, 30]))
+    assert graph.internal_ids([10, 70]).tolist() == [0, 2]
+    assert graph.to_original(np.array([2, -1, 0])).tolist() == [70, -1, 10]
+    with pytest.raises(InvalidInput, match="not in the graph"):
+        graph.internal_ids(11)
+
+
+def test_store_is_content_addressed_and_atomic(tmp_path: Path) -> None:
+    store = GraphStore(tmp_path / "graphs", tmp_path / "tmp")
+    graph, report = build_graph(np.array([1, 2]), np.array([2, 3]), np.array([0.5, 2.0]))
+    same, _ = build_graph(np.array([3, 2, 2]), np.array([2, 1, 1]), np.array([2.0, 0.5, 0.7]))
+    meta, created = store.put(graph, name="a", source={"format": "test"}, report=report)
+    again, created_again = store.put(same, name="b", source={"format": "test"}, report=report)
+    assert created and not created_again and again["id"] == meta["id"] == content_id(graph)
+    assert (meta["n"], meta["m"], meta["weighted"]) == (3, 2, True)
+    loaded = store.load(meta["id"])
+    assert np.array_equal(loaded.indices, graph.indices) and loaded.graph_id == meta["id"]
+    # Copy-on-write: a kernel writing into a loaded array never reaches the stored graph.
+    loaded.indices[:] = -7
+    assert np.array_equal(store.load(meta["id"]).indices, graph.indices)
+    assert [g["id"] for g in store.list()] == [meta["id"]]
+    assert not list((tmp_path / "tmp").iterdir())
+    store.delete(meta["id"])
+    with pytest.raises(UnknownName):
+        store.meta(meta["id"])
+    with pytest.raises(UnknownName):
+        store.load("../etc")
