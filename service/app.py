@@ -9,7 +9,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request, Response
+from fastapi_offline import FastAPIOffline
 from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 from starlette.middleware.base import RequestResponseEndpoint
 
 from graphgpu.kernels.core.observability import configure_logging
@@ -21,6 +23,7 @@ from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
 from graphgpu.service.deps import State
 from graphgpu.service.errors import install_handlers
 from graphgpu.service.jobs import JobStore
+from graphgpu.service.openapi import install_openapi
 from graphgpu.service.ownership import Ownership
 from graphgpu.service.routes import graphs, jobs, meta
 from graphgpu.service.schemas import ErrorBody
@@ -47,11 +50,16 @@ async def _access_log(request: Request, call_next: RequestResponseEndpoint) -> R
     """One log line per request, with the caller's tenant and the job it concerns."""
     start = time.perf_counter()
     response = await call_next(request)
+    # Debug unless GRAPHGPU_LOG_REQUESTS: readiness polls alone would flood an info log.
+    st = getattr(request.app.state, "graphgpu", None)
+    level = logging.INFO if st is not None and st.settings.log_requests else logging.DEBUG
+    if not log.isEnabledFor(level):
+        return response
     location = response.headers.get("location", "")
     job_id = request.path_params.get("job_id") or (
         location.rsplit("/", 1)[-1] if location.startswith("/v1/jobs/") else None)
     caller = getattr(request.state, "caller", None)
-    log.info("%s %s %d", request.method, request.url.path, response.status_code, extra={
+    log.log(level, "%s %s %d", request.method, request.url.path, response.status_code, extra={
         "status": response.status_code, "ms": round((time.perf_counter() - start) * 1e3, 2),
         "tenant": caller.tenant if caller else None, "job_id": job_id})
     return response
@@ -76,14 +84,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             owners=Ownership(redis, settings),
             keys=keys,
         )
+        # Long-polls wait on pub/sub without holding a worker thread each.
+        app.state.async_redis = AsyncRedis.from_url(settings.redis_url)
         algorithms()  # import every algorithm module now, not on the first request
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
         yield
+        await app.state.async_redis.aclose()
         redis.close()
 
-    app = FastAPI(title="graphgpu", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # /docs and /redoc load Swagger UI and ReDoc from the installed package, never from a CDN.
+    app = FastAPIOffline(title="graphgpu", version="0.1.0", description=DESCRIPTION,
+                         lifespan=lifespan)
     install_handlers(app)
+    install_openapi(app)
     app.middleware("http")(_access_log)
     app.include_router(meta.probes)
     app.include_router(metrics.router)
