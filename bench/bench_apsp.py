@@ -48,9 +48,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.bench_traversal import rate  # noqa: E402
+from bench.common import add_data_args  # noqa: E402
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from graphgpu.kernels.algorithms import apsp  # noqa: E402
-from graphgpu.kernels.algorithms.apsp import ApspParams, apsp_cpu, apsp_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.apsp import ApspParams  # noqa: E402
+from graphgpu.kernels.algorithms.apsp import gpu as apsp_gpu_module  # noqa: E402
+from graphgpu.kernels.algorithms.apsp.cpu import apsp as apsp_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.apsp.gpu import apsp as apsp_gpu  # noqa: E402
 from graphgpu.kernels.core.device import device_name, gpu_available, on_device  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
@@ -127,7 +131,7 @@ def device_solve(graph: Graph, params: ApspParams) -> Callable[[], object]:
     p = apsp.plan(graph, params)
     dg = on_device(graph)
     weight = dg.weights.astype(p.dtype) if p.weighted else None
-    return lambda: apsp._solve_gpu(dg.indptr, dg.indices, weight, graph.n, p, no_progress)
+    return lambda: apsp_gpu_module.solve(dg.indptr, dg.indices, weight, graph.n, p, no_progress)
 
 
 def emit(rows: list[dict], row: dict) -> None:
@@ -225,7 +229,7 @@ def bench_unweighted(names: list[str], data_dir: Path, repeat: int, gpu: bool) -
             del dist
         elif gpu:
             dg = on_device(graph)
-            total, ecc = apsp.bfs_sweep_device(dg, None, no_progress)
+            total, ecc = apsp_gpu_module.bfs_sweep_device(dg, None, no_progress)
             for k, s in enumerate(sources[:8]):
                 finite = np.isfinite(expected[k])
                 assert int(total[int(s)]) == int(expected[k][finite].sum()), name
@@ -233,7 +237,7 @@ def bench_unweighted(names: list[str], data_dir: Path, repeat: int, gpu: bool) -
             print(f"{name}: Wiener index {int(cp.sum(total)) // 2:,}, diameter "
                   f"{int(ecc.max())}", flush=True)
             timed.append((f"{name} (sweep, reduced: not stored)", "gpu", event_ms(
-                lambda d=dg: apsp.bfs_sweep_device(d, None, no_progress), repeat)))
+                lambda d=dg: apsp_gpu_module.bfs_sweep_device(d, None, no_progress), repeat)))
         for label, backend, ms in timed:
             emit(rows, {**base, "graph": label, "backend": backend, "time_ms": ms,
                          "throughput": rate(work / (ms / 1e3), "pairs/s"),
@@ -281,11 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prune-graphs", default="ca-CondMat,ca-HepTh")
     parser.add_argument("--sections", default="weighted,unweighted,pruning")
     parser.add_argument("--repeat", type=int, default=3)
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
-    parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
+    add_data_args(parser, no_gpu=False)
     args = parser.parse_args(argv)
 
     gpu = gpu_available()

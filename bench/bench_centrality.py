@@ -36,17 +36,22 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.table import event_ms  # noqa: E402
-from graphgpu.kernels.algorithms.centrality import (  # noqa: E402
-    TIERS,
-    closeness_sums_cpu,
-    closeness_sums_device,
+from bench.common import add_data_args, use_gpu  # noqa: E402
+from bench.table import event_ms, format_cell, markdown_table  # noqa: E402
+from graphgpu.kernels.algorithms.centrality.cpu import (  # noqa: E402
+    closeness_sums as closeness_sums_cpu,
+)
+from graphgpu.kernels.algorithms.centrality.cpu import volumes as volumes_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.centrality.driver import (  # noqa: E402
     closeness_values,
     rank_agreement,
-    volumes_cpu,
+)
+from graphgpu.kernels.algorithms.centrality.gpu import (  # noqa: E402
+    TIERS,
+    closeness_sums_device,
     volumes_device,
 )
-from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 from graphgpu.kernels.generators import generate  # noqa: E402
@@ -116,21 +121,8 @@ def check(name: str, gpu: np.ndarray, cpu: np.ndarray, graph: Graph, radius: int
 
 
 def table(rows: list[dict], columns: list[str], title: str) -> str:
-    def cell(value: object) -> str:
-        if value is None:
-            return "—"
-        if isinstance(value, float):
-            return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
-        if isinstance(value, int):
-            return f"{value:,}"
-        return str(value)
-
-    lines = [f"### {title}", "", "| " + " | ".join(columns) + " |",
-             "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
-    text = "\n".join(lines)
-    print(text, flush=True)
-    return text
+    return markdown_table(rows, columns, title,
+                          lambda value: format_cell(value, ".3f", ".0f", 100))
 
 
 def bench_volumes(args: argparse.Namespace, gpu: bool) -> list[dict]:
@@ -256,15 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-closeness-max", type=int, default=100_000)
     parser.add_argument("--real", type=lambda s: [x for x in s.split(",") if x],
                         default=list(REAL))
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
-    parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
-    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU columns")
+    add_data_args(parser, no_gpu_help="skip the GPU columns")
     args = parser.parse_args(argv)
 
-    gpu = gpu_available() and not args.no_gpu
+    gpu = use_gpu(args)
     warm = ba(2000, 3)  # compile the Numba code and start its threads outside the timings
     for radius in range(4):
         volumes_cpu(warm, radius, BUDGET, no_progress)

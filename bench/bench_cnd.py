@@ -18,6 +18,10 @@ wave), and ``search`` on CPU and GPU with each time limit, next to PyCNP's memet
 (``Model.solve(problem_type="CNP", budget=k, stopping_criterion=MaxRuntime(s), seed=0)``) at the
 same limits. CPU searches and PyCNP run in parallel processes (one core each) while the GPU
 searches run one after another in the main process.
+
+Memetic (``--parts memetic``): ``method=memetic`` (CPU, seed 0) against PyCNP (seed 0) at the
+same budgets, side by side in parallel processes; ``--plan`` lists budgets and instances, e.g.
+``1:all;5:ER941,ER2344,WS1000,WS1500``. ``ratio`` = ours / PyCNP (below 1: ours is better).
 """
 
 from __future__ import annotations
@@ -37,15 +41,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
+from bench.common import add_data_args, use_gpu  # noqa: E402
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import (  # noqa: E402
     CndParams,
     critical_nodes_cpu,
     critical_nodes_gpu,
 )
-from graphgpu.kernels.algorithms.critical_nodes import cpu as cnd_cpu  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu  # noqa: E402
-from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.algorithms.critical_nodes import greedy as cnd_greedy  # noqa: E402
+from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
 from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
@@ -74,7 +79,7 @@ def speed(repeat: int, gpu: bool, sizes: tuple[int, ...]) -> list[dict]:
                 runs = repeat if n <= 2000 else 1  # Numba compiled by then: no warm-up needed
                 comp = np.zeros(graph.n, np.int64)
                 counts = np.zeros(graph.n + 1, np.int64)
-                cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_cpu.cnd_star(
+                cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_greedy.cnd_star(
                     g.indptr, g.indices, k, np.uint64(0), c, s), runs, warm=n <= 2000)
                 base = {"graph": label, "n": graph.n, "m": graph.m, "peer": "cpu greedy",
                         "peer_ms": cpu_ms}
@@ -116,14 +121,17 @@ def _warm() -> None:
     graph, _ = generated("BA", 100)
     critical_nodes_cpu(graph, CndParams(k=5, method="search", starts=2, time_limit_s=0.05),
                        no_progress)
+    # The memetic search's own kernels too (a run ended by generations compiles all of them).
+    critical_nodes_cpu(graph, CndParams(k=5, method="memetic", time_limit_s=60, generations=2),
+                       no_progress)
 
 
 def cpu_job(data_dir: Path, row: dict[str, Any], limit: float, who: str) -> tuple:
     """One CPU quality run in a worker process: our search, or PyCNP."""
     graph = load_cnp(data_dir, row["file"])
     k = int(row["k"])
-    if who == "search":
-        result = critical_nodes_cpu(graph, CndParams(k=k, method="search", starts=8,
+    if who in ("search", "memetic"):
+        result = critical_nodes_cpu(graph, CndParams(k=k, method=who, starts=8,
                                                      time_limit_s=limit), no_progress)
         return row["name"], who, limit, result.summary["objective"]
     from pycnp import Model
@@ -211,6 +219,54 @@ def quality(data_dir: Path, limits: list[float], gpu: bool, processes: int) -> s
     return text
 
 
+def memetic_quality(data_dir: Path, plan: str, processes: int, gpu: bool) -> str:
+    """``method=memetic`` on the CPU (and the GPU, in the main process, when ``gpu``) vs PyCNP
+    at each budget of ``plan`` (see the module doc)."""
+    rows = {row["name"]: row for row in instances(data_dir)}
+    runs = []
+    for part in plan.split(";"):
+        limit, names = part.split(":")
+        chosen = list(rows) if names == "all" else names.split(",")
+        runs += [(float(limit), rows[name]) for name in chosen]
+    peers = ["memetic"] + (["pycnp"] if have_pycnp() else [])
+    context = multiprocessing.get_context("spawn")
+    results: dict[tuple[str, str, float], int] = {}
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_warm) as pool:
+        futures = [pool.submit(cpu_job, data_dir, row, limit, who)
+                   for limit, row in runs for who in peers]
+        for limit, row in runs if gpu else []:
+            summary = critical_nodes_gpu(load_cnp(data_dir, row["file"]), CndParams(
+                k=int(row["k"]), method="memetic", time_limit_s=limit), no_progress).summary
+            results[row["name"], "gpu", limit] = summary["objective"]
+            print(row["name"], "gpu", limit, summary["objective"], summary["generations"],
+                  flush=True)
+        for future in futures:
+            name, who, limit, objective = future.result()
+            results[name, who, limit] = objective
+            print(name, who, limit, objective, flush=True)
+    gpu_head = " ours (memetic, GPU) |" if gpu else ""
+    lines = [f"| instance | n | k | budget | ours (memetic, CPU) |{gpu_head} PyCNP | ratio | "
+             "best known |", "|---|---|---|---|---|---|---|---|" + ("---|" if gpu else "")]
+    for limit, row in runs:
+        ours = results[row["name"], "memetic", limit]
+        peer = results.get((row["name"], "pycnp", limit))
+        best = int(row["best_known_objective"])
+        ratio = f"{ours / peer:.3f}" if peer else "—"
+        on_gpu = ""
+        if gpu:
+            value = results[row["name"], "gpu", limit]
+            on_gpu = f" {value:,} ({100.0 * (value - best) / best:+.1f}%) |"
+        lines.append(f"| {row['name']} | {row['n']} | {row['k']} | {limit:g} s | "
+                     f"{ours:,} ({100.0 * (ours - best) / best:+.1f}%) |{on_gpu} "
+                     f"{'—' if peer is None else f'{peer:,}'} | {ratio} | {best:,} |")
+    lines.append("")
+    lines.append("ratio = ours (CPU) / PyCNP: below 1, ours is better.")
+    text = "\n".join(["### Memetic search vs PyCNP on the CNP instances (objective, gap to best "
+                      "known)", "", *lines])
+    print(text)
+    return text
+
+
 # ------------------------------------------------------------------------------------------------
 # Distributed: the service's own queue, with real workers
 # ------------------------------------------------------------------------------------------------
@@ -267,7 +323,7 @@ def distributed(sizes: tuple[int, ...], workers: int, starts: int) -> list[dict]
                     for k in sorted({5, n // 4}):
                         comp = np.zeros(graph.n, np.int64)
                         counts = np.zeros(graph.n + 1, np.int64)
-                        cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_cpu.cnd_star(
+                        cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=counts: cnd_greedy.cnd_star(
                             g.indptr, g.indices, k, np.uint64(0), c, s), 1)
                         params = {"k": k, "method": "distributed", "starts": starts,
                                   "shards": workers}
@@ -295,17 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limits", default="1,10", help="search time limits, seconds")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--processes", type=int, default=12, help="CPU quality runs at once")
+    parser.add_argument("--plan", default="1:all;5:ER941,ER2344,WS1000,WS1500",
+                        help="memetic: budget:instances;...")
     parser.add_argument("--workers", type=int, default=2, help="distributed: CPU workers")
     parser.add_argument("--starts", type=int, default=8, help="distributed: greedy starts")
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
-    parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
-    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    add_data_args(parser)
     args = parser.parse_args(argv)
 
-    gpu = gpu_available() and not args.no_gpu
+    gpu = use_gpu(args)
     device = device_name("gpu") if gpu else "no GPU"
     parts = args.parts.split(",")
     texts = [f"## Critical node detection — {device}, CPU {device_name('cpu')}, {date.today()}"]
@@ -324,6 +377,11 @@ def main(argv: list[str] | None = None) -> int:
             data_dir = ROOT.parent / "shared" / "data"
         limits = [float(x) for x in args.limits.split(",")]
         texts.append(quality(data_dir, limits, gpu, args.processes))
+    if "memetic" in parts:
+        data_dir = args.data_dir
+        if not (data_dir / "cnp").is_dir():
+            data_dir = ROOT.parent / "shared" / "data"
+        texts.append(memetic_quality(data_dir, args.plan, args.processes, gpu))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n\n".join(texts) + "\n")

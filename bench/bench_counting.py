@@ -36,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
+from bench.common import default_data_dir, use_gpu  # noqa: E402
 from bench.table import print_table  # noqa: E402
 from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
@@ -175,7 +176,7 @@ def profile_row(name: str, graph: Graph, k: int) -> dict:
     ``degree DAG``: its device replacement; ``cut items``: the cutting pass at the default
     threshold; ``whole count``: the registered function (ordering, cutting, search).
     """
-    from graphgpu.kernels.algorithms import counting
+    from graphgpu.kernels.algorithms.common import dag as orientations
     from graphgpu.kernels.algorithms.counting import gpu as counting_gpu
     from graphgpu.kernels.core.device import cupy
 
@@ -189,10 +190,10 @@ def profile_row(name: str, graph: Graph, k: int) -> dict:
 
     if name not in HOST_ORDERING_MS:  # the same for every k
         begin = time.perf_counter()
-        counting.oriented(graph)
+        orientations.oriented(graph)
         HOST_ORDERING_MS[name] = (time.perf_counter() - begin) * 1e3
     row = {"graph": f"{name} k={k}", "host degeneracy DAG": HOST_ORDERING_MS[name]}
-    row["degree DAG"], found = timed(lambda: counting_gpu.degree_dag(graph), 1, True)
+    row["degree DAG"], found = timed(lambda: orientations.device_degree_dag(graph), 1, True)
     dag.extend(found)
     row["max out-degree"] = int(cp.diff(dag[0]).max())
     row["cut items"], _ = timed(cut, 1, True)
@@ -234,10 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip GPU rows whose estimate is longer")
     parser.add_argument("--cpu-max-seconds", type=float, default=3.0,
                         help="skip CPU rows whose estimate is longer")
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--only", default="", help="comma-separated graph names to keep")
     parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
     parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
@@ -245,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the GPU clique phases (table 'GPU clique phases')")
     args = parser.parse_args(argv)
 
-    gpu = gpu_available() and not args.no_gpu
+    gpu = use_gpu(args)
     device = device_name("gpu") if gpu else device_name("cpu")
     keep = set(filter(None, args.only.split(",")))
     graphs: dict[str, Graph] = {}

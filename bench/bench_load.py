@@ -27,6 +27,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,19 +139,31 @@ async def client_loop(base_url: str, tls: ssl.SSLContext, body: dict, tally: Tal
         await submit_and_poll(client, body, tally, jobs, interval, deadline)
 
 
+async def request(tally: Tally, what: str, sending: Awaitable[httpx.Response], expected: int,
+                  times: list[float]) -> httpx.Response | None:
+    """Await ``sending``, keeping its time in ms in ``times``; None, with an error counted under
+    ``what``, when it fails to connect or answers other than ``expected``."""
+    sent = time.perf_counter()
+    try:
+        response = await sending
+    except httpx.TransportError as exc:
+        tally.errors[f"{what}: {type(exc).__name__}"] += 1
+        return None
+    times.append((time.perf_counter() - sent) * 1e3)
+    if response.status_code != expected:
+        tally.errors[f"{what}: HTTP {response.status_code}"] += 1
+        return None
+    return response
+
+
 async def submit_and_poll(client: httpx.AsyncClient, body: dict, tally: Tally, jobs: int,
                           interval: float, deadline: float) -> None:
     while tally.next_job < jobs and time.monotonic() < deadline:
         tally.next_job += 1
         start = time.perf_counter()
-        try:
-            response = await client.post("/v1/jobs", json=body)
-        except httpx.TransportError as exc:
-            tally.errors[f"submit: {type(exc).__name__}"] += 1
-            continue
-        tally.submit_ms.append((time.perf_counter() - start) * 1e3)
-        if response.status_code != 202:
-            tally.errors[f"submit: HTTP {response.status_code}"] += 1
+        response = await request(tally, "submit", client.post("/v1/jobs", json=body), 202,
+                                 tally.submit_ms)
+        if response is None:
             continue
         job_id = response.json()["id"]
         tally.accepted.append(job_id)
@@ -160,15 +173,9 @@ async def submit_and_poll(client: httpx.AsyncClient, body: dict, tally: Tally, j
             if time.monotonic() >= deadline:
                 tally.unfinished += 1
                 return
-            sent = time.perf_counter()
-            try:
-                polled = await client.get(f"/v1/jobs/{job_id}")
-            except httpx.TransportError as exc:
-                tally.errors[f"poll: {type(exc).__name__}"] += 1
-                continue
-            tally.poll_ms.append((time.perf_counter() - sent) * 1e3)
-            if polled.status_code != 200:
-                tally.errors[f"poll: HTTP {polled.status_code}"] += 1
+            polled = await request(tally, "poll", client.get(f"/v1/jobs/{job_id}"), 200,
+                                   tally.poll_ms)
+            if polled is None:
                 continue
             if polled.json()["status"] in FINISHED:
                 tally.done_ms.append((time.perf_counter() - start) * 1e3)

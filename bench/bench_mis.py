@@ -11,7 +11,7 @@ b=c=.19, seed 1, generated with CuPy when a GPU is present, else on the CPU; the
 built on the GPU for speed, exactly as ``build_graph`` would).
 
 Columns: ``kernel_ms`` is the computation alone, graph resident: GPU = median CUDA-event time of
-:func:`graphgpu.kernels.algorithms.mis.compute` over ``--repeat`` runs after a warm-up (every
+:func:`graphgpu.kernels.algorithms.mis.driver.compute` over ``--repeat`` runs after a warm-up (every
 kernel and the per-batch
 read-backs), CPU = its median wall time; for ``iterated`` it is the time at which the final best
 set was found (the run itself lasts ``time_limit_s``). ``e2e_ms`` = wall time of the registered
@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import statistics
 import sys
-import time
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import numba
 import numpy as np
@@ -39,10 +36,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.table import event_ms  # noqa: E402
-from graphgpu.kernels.algorithms.mis import MisParams, compute, mis_cpu, mis_gpu  # noqa: E402
+from bench.common import TABLE_HELP, add_data_args, load_timed, use_gpu  # noqa: E402
+from bench.table import event_ms, format_cell, markdown_table, timed_ms  # noqa: E402
+from graphgpu.kernels.algorithms.mis import MisParams, mis_cpu, mis_gpu  # noqa: E402
 from graphgpu.kernels.algorithms.mis.cpu import CpuEngine  # noqa: E402
-from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.algorithms.mis.driver import compute  # noqa: E402
+from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
@@ -98,17 +97,6 @@ def load(name: str, data_dir: Path, gpu: bool) -> Graph:
         extra = np.arange(NODES[name]) if name in NODES else parsed.extra_nodes
         graph, _ = build_graph(parsed.src, parsed.dst, extra_nodes=extra)
     return dataclasses.replace(graph, graph_id=f"bench-{name}")
-
-
-def wall_ms(fn: Any, repeat: int) -> tuple[float, Any]:
-    """Median wall time in ms of ``fn`` after one warm-up call, and its last result."""
-    result = fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times), result
 
 
 
@@ -193,20 +181,20 @@ def bench_graph(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
         if gpu:
             from graphgpu.kernels.algorithms.mis.gpu import engine_for
 
-            e2e, result = wall_ms(lambda p=params: mis_gpu(graph, p, no_progress), runs)
+            e2e, result = timed_ms(lambda p=params: mis_gpu(graph, p, no_progress), runs)
             kernel = (result.summary["best_over_time"][-1][0] * 1e3 if iterated else
                       event_ms(lambda p=params: compute(engine_for(graph), graph.n, p,
                                                         no_progress), repeat))
             row(label, reduce, "gpu", kernel, e2e, result.summary)
         if small:
             cpu_runs = 1 if iterated or graph.m > 1_000_000 else max(1, repeat // 3)
-            e2e, result = wall_ms(lambda p=params: mis_cpu(graph, p, no_progress), cpu_runs)
+            e2e, result = timed_ms(lambda p=params: mis_cpu(graph, p, no_progress), cpu_runs)
             kernel = (result.summary["best_over_time"][-1][0] * 1e3 if iterated else
-                      wall_ms(lambda p=params: compute(CpuEngine(graph), graph.n, p,
+                      timed_ms(lambda p=params: compute(CpuEngine(graph), graph.n, p,
                                                        no_progress), cpu_runs)[0])
             row(label, reduce, "cpu", kernel, e2e, result.summary)
     if small:
-        ms, size = wall_ms(lambda: min_degree_greedy(graph.indptr, graph.indices), 1)
+        ms, size = timed_ms(lambda: min_degree_greedy(graph.indptr, graph.indices), 1)
         row("min-degree greedy", "none", "cpu peer", float("nan"), ms, {"size": size})
     if graph.m <= 200_000:
         import networkx as nx
@@ -215,50 +203,29 @@ def bench_graph(name: str, graph: Graph, repeat: int, gpu: bool) -> list[dict]:
         g.add_nodes_from(range(graph.n))
         rows_of = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
         g.add_edges_from(zip(rows_of.tolist(), graph.indices.tolist(), strict=True))
-        ms, chosen = wall_ms(lambda: nx.maximal_independent_set(g, seed=0), 1)
+        ms, chosen = timed_ms(lambda: nx.maximal_independent_set(g, seed=0), 1)
         row("networkx maximal_independent_set", "none", "cpu peer", float("nan"), ms,
             {"size": len(chosen)})
     return rows
 
 
 def table(rows: list[dict], title: str) -> str:
-    def cell(value: object) -> str:
-        if value is None or (isinstance(value, float) and value != value):
-            return "—"
-        if isinstance(value, float):
-            return f"{value:,.3f}" if value < 10 else f"{value:,.1f}"
-        if isinstance(value, int):
-            return f"{value:,}"
-        return str(value)
-
-    lines = [f"### {title}", "", "| " + " | ".join(COLUMNS) + " |",
-             "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    lines += ["| " + " | ".join(cell(r.get(c)) for c in COLUMNS) + " |" for r in rows]
-    text = "\n".join(lines)
-    print(text)
-    return text
+    return markdown_table(rows, COLUMNS, title,
+                          lambda value: format_cell(value, ".3f", ".1f", 10))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", default=",".join(GRAPHS))
     parser.add_argument("--repeat", type=int, default=10)
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
-    parser.add_argument("--out", type=Path, help="also write the table here (markdown)")
-    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    add_data_args(parser, TABLE_HELP)
     args = parser.parse_args(argv)
 
-    gpu = gpu_available() and not args.no_gpu
+    gpu = use_gpu(args)
     device = device_name("gpu") if gpu else device_name("cpu")
     rows: list[dict] = []
     for name in args.graphs.split(","):
-        start = time.perf_counter()
-        graph = load(name, args.data_dir, gpu)
-        print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
-              flush=True)
+        graph = load_timed(name, load, name, args.data_dir, gpu)
         rows += bench_graph(name, graph, args.repeat, gpu)
     title = f"Maximal independent set — {device}, CPU {device_name('cpu')}, {date.today()}"
     text = table(rows, title)

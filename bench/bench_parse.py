@@ -2,13 +2,15 @@
 
 Run as ``.venv/bin/python bench/bench_parse.py [--mb 150] [--repeat 3]``. The text is an R-MAT
 edge list (Graph500 a=0.57, b=c=0.19, fixed seed) formatted with vectorised NumPy, so building it
-takes seconds. The peer is ``numpy.loadtxt`` (pandas is not a dependency) timed on a 1/10 slice
-and scaled up linearly, which the table says.
+takes seconds. The peers are ``numpy.loadtxt`` timed on a 1/10 slice and scaled up linearly,
+which the table says, and ``pyarrow.csv.read_csv`` of the whole text (when pyarrow is
+installed; the ratio ours/pyarrow has the goal <= 2.5x).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import statistics
 import sys
 import time
@@ -66,6 +68,26 @@ def timed(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
+def arrow_seconds(text: bytes, repeat: int) -> float | None:
+    """Median seconds of ``pyarrow.csv.read_csv`` on the same tab-separated text (None without
+    pyarrow): the reference reader that issue 16's upload goal is stated against."""
+    try:
+        from pyarrow import csv
+    except ImportError:
+        return None
+    options = (csv.ReadOptions(column_names=["u", "v"]), csv.ParseOptions(delimiter="\t"),
+               csv.ConvertOptions(column_types={"u": "int64", "v": "int64"}))
+
+    body = memoryview(text)[text.index(b"\n") + 1:] if text.startswith(b"#") else text
+
+    def read() -> object:  # the comment line skipped: pyarrow has no comment option
+        return csv.read_csv(io.BytesIO(body), read_options=options[0],
+                            parse_options=options[1], convert_options=options[2])
+
+    read()  # warm-up: thread pool, allocator
+    return timed(read, repeat)[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--mb", type=float, default=150.0, help="approximate text size in MB")
@@ -93,6 +115,7 @@ def main() -> None:
     np.loadtxt(memoryview(text[:cut]).tobytes().decode().splitlines(), dtype=np.int64,
                comments="#")
     t_peer = (time.perf_counter() - t0) * len(text) / cut
+    t_arrow = arrow_seconds(text, args.repeat)
 
     name = f"rmat-s{scale} {mb:.0f} MB"
     rows = [
@@ -100,6 +123,11 @@ def main() -> None:
          "throughput": f"{mb / t_parse:,.0f} MB/s",
          "peer": "numpy.loadtxt (1/10 slice, scaled x10)", "peer_ms": t_peer * 1e3,
          "ratio": f"{t_peer / t_parse:.1f}x"},
+        {"graph": name + " (vs pyarrow)", "n": graph.n, "m": m, "backend": "cpu",
+         "time_ms": t_parse * 1e3, "throughput": f"{mb / t_parse:,.0f} MB/s",
+         "peer": "pyarrow.csv.read_csv (multi-threaded)",
+         "peer_ms": None if t_arrow is None else t_arrow * 1e3,
+         "ratio": "no pyarrow" if t_arrow is None else f"ours/pyarrow {t_parse / t_arrow:.2f}x"},
         {"graph": name + " (build_graph)", "n": graph.n, "m": graph.m, "backend": "cpu",
          "time_ms": t_build * 1e3, "throughput": f"{m / t_build / 1e6:,.1f} M edges/s"},
     ]

@@ -22,7 +22,6 @@ import argparse
 import dataclasses
 import statistics
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
@@ -34,18 +33,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_traversal import assert_same, load  # noqa: E402
-from bench.table import event_ms, wall_ms  # noqa: E402
+from bench.common import add_data_args, load_timed, use_gpu  # noqa: E402
+from bench.table import event_ms, format_cell, markdown_table, wall_ms  # noqa: E402
 from graphgpu.kernels.algorithms.common import pruning  # noqa: E402
-from graphgpu.kernels.algorithms.sssp import SsspParams, sssp_cpu, sssp_device, sssp_gpu  # noqa: E402
-from graphgpu.kernels.algorithms.traversal import (  # noqa: E402
-    BfsParams,
-    ComponentsParams,
-    bfs_cpu,
-    bfs_gpu,
-    components_cpu,
-    components_gpu,
+from graphgpu.kernels.algorithms.sssp import SsspParams  # noqa: E402
+from graphgpu.kernels.algorithms.sssp.cpu import sssp as sssp_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.sssp.gpu import sssp as sssp_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.sssp.gpu import sssp_device  # noqa: E402
+from graphgpu.kernels.algorithms.traversal import BfsParams, ComponentsParams  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.cpu import bfs as bfs_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.cpu import (  # noqa: E402
+    connected_components as components_cpu,
 )
-from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.gpu import bfs as bfs_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.gpu import (  # noqa: E402
+    connected_components as components_gpu,
+)
+from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
@@ -55,19 +59,8 @@ DBLP_NODES = 326186
 
 def table(rows: list[dict], title: str) -> str:
     """A markdown table of ``rows`` (columns in the first row's key order), printed and returned."""
-    columns = list(rows[0]) if rows else []
-
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            return f"{v:,.3f}" if abs(v) < 100 else f"{v:,.0f}"
-        return f"{v:,}" if isinstance(v, int) else str(v)
-
-    lines = [f"### {title}", "", "| " + " | ".join(columns) + " |",
-             "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
-    text = "\n".join(lines)
-    print(text, flush=True)
-    return text
+    return markdown_table(rows, list(rows[0]) if rows else [], title,
+                          lambda v: format_cell(v, ".3f", ".0f", 100))
 
 
 def load_graph(name: str, data_dir: Path) -> Graph:
@@ -164,24 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--graphs", default=",".join(GRAPHS))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sssp-scale", type=int, default=20)
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--no-gpu", action="store_true")
+    add_data_args(parser, None, no_gpu_help=None)
     args = parser.parse_args(argv)
 
-    gpu = gpu_available() and not args.no_gpu
+    gpu = use_gpu(args)
     infos, rows = [], []
     for name in args.graphs.split(","):
         if not (args.data_dir / f"{name}.txt.gz").exists():
             print(f"{name}: not in {args.data_dir}, skipped", flush=True)
             continue
-        start = time.perf_counter()
-        graph = load_graph(name, args.data_dir)
-        print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
-              flush=True)
+        graph = load_timed(name, load_graph, name, args.data_dir)
         info, timed = bench_graph(name, graph, args.repeat, gpu)
         infos.append(info)
         rows += timed

@@ -40,7 +40,6 @@ import argparse
 import dataclasses
 import statistics
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
@@ -51,19 +50,23 @@ from scipy.sparse import csgraph
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
+from bench.common import add_data_args, load_timed, rmat_csr_on_gpu, use_gpu  # noqa: E402
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
-from graphgpu.kernels.algorithms.traversal import (  # noqa: E402
-    BfsParams,
-    ComponentsParams,
-    DeviceComponents,
-    bfs_cpu,
-    bfs_device,
-    bfs_gpu,
-    components_cpu,
-    components_device,
-    components_gpu,
+from graphgpu.kernels.algorithms.traversal import BfsParams, ComponentsParams  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.cpu import bfs as bfs_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.cpu import (  # noqa: E402
+    connected_components as components_cpu,
 )
-from graphgpu.kernels.core.device import device_name, gpu_available, on_device  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.gpu import (  # noqa: E402
+    DeviceComponents,
+    bfs_device,
+    components_device,
+)
+from graphgpu.kernels.algorithms.traversal.gpu import bfs as bfs_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.traversal.gpu import (  # noqa: E402
+    connected_components as components_gpu,
+)
+from graphgpu.kernels.core.device import device_name, on_device  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
@@ -74,25 +77,10 @@ SOURCES = 4
 
 
 def rmat_on_gpu(scale: int) -> Graph:
-    """R-MAT of ``scale`` generated and normalised (symmetrised, no loops, no duplicates) on the
-    GPU; all 2**scale nodes kept, so ids need no relabelling (what ``build_graph`` does)."""
-    import cupy as cp
-
-    from graphgpu.kernels.generators import generate
-
-    edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "gpu")
-    n = edges.num_nodes
-    src, dst = cp.asarray(edges.src), cp.asarray(edges.dst)
-    keep = src != dst
-    lo, hi = cp.minimum(src[keep], dst[keep]), cp.maximum(src[keep], dst[keep])
-    del src, dst, keep
-    key = cp.unique(lo * n + hi)
-    del lo, hi
-    arcs = cp.sort(cp.concatenate([key, (key % n) * n + key // n]))  # both directions, by row
-    del key
-    indptr = cp.searchsorted(arcs // n, cp.arange(n + 1, dtype=cp.int64))
-    indices = (arcs % n).astype(cp.int32)
-    return Graph(indptr.get(), indices.get(), np.arange(n, dtype=np.int64),
+    """R-MAT of ``scale`` generated and normalised on the GPU
+    (:func:`bench.common.rmat_csr_on_gpu`)."""
+    indptr, indices = rmat_csr_on_gpu(scale)
+    return Graph(indptr, indices, np.arange(indptr.shape[0] - 1, dtype=np.int64),
                  graph_id=f"bench-rmat{scale}-gpu")
 
 
@@ -258,25 +246,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", default=",".join(GRAPHS))
     parser.add_argument("--repeat", type=int, default=10)
-    default_data = ROOT / ".benchdata"
-    if not default_data.is_dir():
-        default_data = ROOT.parent / "shared" / "data" / "real"
-    parser.add_argument("--data-dir", type=Path, default=default_data)
-    parser.add_argument("--out", type=Path, help="also write the tables here (markdown)")
-    parser.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    add_data_args(parser)
     parser.add_argument("--gpu-only", default="", help="graphs without CPU and SciPy rows")
     parser.add_argument("--algorithms", default="bfs,cc", help="which of bfs, cc to run")
     args = parser.parse_args(argv)
 
-    gpu = gpu_available() and not args.no_gpu
+    gpu = use_gpu(args)
     bfs_rows: list[dict] = []
     cc_rows: list[dict] = []
     phase_rows: list[dict] = []
     for name in args.graphs.split(","):
-        start = time.perf_counter()
-        graph = load(name, args.data_dir, gpu)
-        print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
-              flush=True)
+        graph = load_timed(name, load, name, args.data_dir, gpu)
         cpu = not gpu or name not in args.gpu_only.split(",")
         if "bfs" in args.algorithms.split(","):
             bfs_rows += bench_bfs(name, graph, args.repeat, gpu, cpu)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the device machine: the gpu-marked tests, then the GPU benchmarks; logs and tables under $OUT.
 #
-#   bash bench/gpu_check.sh            (carry .whl for pydantic & co, .benchdata for real graphs)
+#   bash bench/gpu_check.sh            (carry .whl for pydantic & co, .benchdata for real graphs,
+#                                       .peers for bench_peers: a copy of ../shared/peers)
 #
 # $OUT/gpu_tests.log     pytest -m gpu output
 # $OUT/<table>.md/.log   one markdown table and log per benchmark (BENCHES below)
@@ -23,6 +24,7 @@ BENCHES=(
     "bench/bench_apsp.py apsp.md"
     "bench/bench_counting.py counting.md"
     "bench/bench_cnd.py cnd.md"
+    "bench/bench_peers.py peers.md"
 )
 
 status=0

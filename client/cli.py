@@ -13,10 +13,12 @@ import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
+from importlib import metadata
 from typing import Any
 
-from graphgpu.client.errors import GraphGPUError
-from graphgpu.client.sdk import Client, Job, default_url
+from graphgpu.client.errors import GraphGPUError, JobCanceled, JobFailed
+from graphgpu.client.models import Job
+from graphgpu.client.sdk import Client, default_url
 
 Handler = Callable[[Client, argparse.Namespace], int]
 
@@ -52,6 +54,14 @@ def _params(pairs: list[tuple[str, Any]] | None) -> dict[str, Any]:
     return dict(pairs or [])  # a repeated key: the last one wins, as with most CLIs
 
 
+def version() -> str:
+    """The installed graphgpu distribution's version (``unknown`` when not installed)."""
+    try:
+        return metadata.version("graphgpu")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2))
 
@@ -84,6 +94,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["GRAPHGPU_HOST"] = args.host
     if args.port:
         os.environ["GRAPHGPU_PORT"] = str(args.port)
+    if args.log_requests:
+        os.environ["GRAPHGPU_LOG_REQUESTS"] = "true"
     return _exec_module("graphgpu.service", [])
 
 
@@ -125,10 +137,42 @@ def cmd_run(client: Client, args: argparse.Namespace) -> int:
         # Leaving the job running is the safe default; say how to stop it.
         print(f"interrupted; job {job.id} goes on (graphgpu cancel {job.id})", file=sys.stderr)
         return 130
+    except TimeoutError:
+        print(f"job {job.id} goes on (graphgpu status {job.id})", file=sys.stderr)
+        raise
+    except (JobFailed, JobCanceled):
+        _print_json(job.to_dict())  # the job id and its error, for scripts
+        raise
+    # The summary alone: the whole result (an apsp matrix, a million node values) can be
+    # large, and a succeeded job is a success whatever its size.
+    result = job.result(fields="summary")
     _print_json({"job_id": job.id, "status": job.status, "algorithm": job.algorithm,
                  "graph_id": job.graph_id, "backend": job.backend, "device": job.device,
-                 "timings": job.timings, "summary": job.result().summary})
+                 "timings": job.timings, "summary": result.summary,
+                 "fetch": fetch_commands(job.id, result.available)})
     return 0
+
+
+def fetch_commands(job_id: str, available: dict[str, list[str]]) -> list[str]:
+    """The ``graphgpu result`` commands that fetch a job's node values and arrays.
+
+    Parameters
+    ----------
+    job_id : str
+        The job.
+    available : dict
+        The result's ``available`` names: ``node_values`` and ``arrays``.
+
+    Returns
+    -------
+    list of str
+        A CSV command when there are node values, and an ``.npy`` command per array.
+    """
+    commands = [f"graphgpu result {job_id} --format csv -o {job_id}.csv"
+                ] if available.get("node_values") else []
+    commands += [f"graphgpu result {job_id} --format npy --field {name} -o {name}.npy"
+                 for name in available.get("arrays", [])]
+    return commands
 
 
 def _jobs_table(jobs: list[Job]) -> Any:
@@ -173,8 +217,8 @@ def cmd_result(client: Client, args: argparse.Namespace) -> int:
         client.download_result(args.job_id, args.output, args.format, args.field)
         print(f"wrote {args.output}", file=sys.stderr)
         return 0
-    if args.format == "npy" and sys.stdout.isatty():
-        print("error: refusing to write binary .npy data to a terminal; use -o FILE",
+    if args.format in ("npy", "parquet") and sys.stdout.isatty():
+        print(f"error: refusing to write binary .{args.format} data to a terminal; use -o FILE",
               file=sys.stderr)
         return 2
     sys.stdout.flush()
@@ -242,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default=None, help=url_help)
     parser.add_argument("--api-key", default=None, help=key_help)
+    parser.add_argument("--version", action="version", version=f"graphgpu {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
@@ -258,7 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the service: Redis, API and one worker per GPU")
     p.add_argument("--host", help="address to listen on (GRAPHGPU_HOST)")
-    p.add_argument("--port", type=int, help="port to listen on (GRAPHGPU_PORT)")
+    p.add_argument("--port", type=int, help="port to listen on (GRAPHGPU_PORT; clients find "
+                   "the service through GRAPHGPU_URL, e.g. http://127.0.0.1:PORT)")
+    p.add_argument("--log-requests", action="store_true",
+                   help="log every API request (GRAPHGPU_LOG_REQUESTS; default: quiet)")
     p.set_defaults(local=cmd_serve)
 
     p = sub.add_parser("worker", help="run one more worker")
@@ -299,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("result", cmd_result, "a succeeded job's result")
     p.add_argument("job_id")
-    p.add_argument("--format", choices=("json", "csv", "npy"), default="json")
+    p.add_argument("--format", choices=("json", "csv", "npy", "parquet"), default="json")
     p.add_argument("--field", help="array to fetch with --format npy")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
 

@@ -11,12 +11,12 @@ It speaks HTTP only (httpx), so it runs anywhere the service is reachable::
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import numbers
 import os
 import time
 import zlib
-from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -25,8 +25,9 @@ from typing import IO, Any
 import httpx
 import numpy as np
 
-from graphgpu.client.errors import error_from_response, unreachable
-from graphgpu.client.models import Graph, Job, Result, retry_after
+from graphgpu.client import edgetext
+from graphgpu.client.errors import error_from_response, retry_after, unreachable
+from graphgpu.client.models import Graph, Job, Result
 
 __all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
 
@@ -36,8 +37,6 @@ _GZIP_ABOVE = 64 * 1024
 #: GETs answered 429 are retried this many times, when the service asks to wait at most this long.
 _RATE_LIMIT_RETRIES = 3
 _RATE_LIMIT_MAX_WAIT = 10.0
-#: Rows formatted per pass by upload_edges, bounding its scratch memory to a few tens of MB.
-_ROWS_PER_CHUNK = 1 << 20
 
 
 def default_url() -> str:
@@ -76,6 +75,7 @@ class Client:
         headers = {"Authorization": f"Bearer {key}"} if key else None
         self._http = httpx.Client(base_url=self.base_url, timeout=limits, transport=transport,
                                   headers=headers)
+        self._node_params: dict[str, list[str]] | None = None  # by algorithm, fetched once
 
     def __enter__(self) -> Client:
         return self
@@ -90,7 +90,7 @@ class Client:
     # -- graphs -------------------------------------------------------------------------------
 
     def upload(self, data: str | os.PathLike[str] | bytes | IO[bytes], format: str = "auto",
-               name: str | None = None) -> Graph:
+               name: str | None = None, directed: bool = False) -> Graph:
         """Upload a graph file (any supported format, optionally gzip'd).
 
         The returned graph's ``created`` is False when the same graph was already stored.
@@ -104,8 +104,12 @@ class Client:
             ``auto``, ``edgelist``, ``metis``, ``mtx``, ``cnp`` or ``json``.
         name : str, optional
             A label for the graph.
+        directed : bool
+            Keep edge directions (``u v`` is the arc u -> v) for edgelist, json and MTX
+            ``general``; other formats are stored undirected (the graph's ``directed`` says).
         """
-        params = {"format": format, **({"name": name} if name else {})}
+        params = {"format": format, **({"name": name} if name else {}),
+                  **({"directed": "true"} if directed else {})}
         headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, bytes | bytearray | memoryview):
             return self._post_graph(bytes(data), params, headers)
@@ -122,39 +126,50 @@ class Client:
 
     def _post_graph(self, content: Any, params: dict[str, str],
                     headers: dict[str, str]) -> Graph:
-        response = self._request("POST", "/v1/graphs", content=content, params=params,
+        response = self.request("POST", "/v1/graphs", content=content, params=params,
                                  headers=headers)
         return Graph.from_json(response.json(), created=response.status_code == 201)
 
-    def upload_networkx(self, G: Any, name: str | None = None) -> Graph:  # noqa: N803
+    def upload_networkx(self, G: Any, name: str | None = None,  # noqa: N803
+                        directed: bool = False) -> Graph:
         """Upload a networkx graph, isolated nodes and edge weights included.
 
         Parameters
         ----------
         G : networkx.Graph
-            Nodes must be non-negative integers (relabel with
-            ``networkx.convert_node_labels_to_integers`` otherwise). Edges are weighted by their
-            ``weight`` attribute when every edge has one. Directed graphs are symmetrised.
+            Nodes may be any hashable labels. When every node is a non-negative integer, the
+            integers are the node ids; otherwise nodes are numbered in ``G.nodes`` order and the
+            returned graph's ``labels`` keeps the mapping: pass that :class:`Graph` (not its
+            id) to :meth:`run`, and node parameters (``source="alice"``) and results come in
+            original labels. Edges are weighted by their ``weight`` attribute when every edge
+            has one. Directed graphs are symmetrised unless ``directed``.
         name : str, optional
             A label for the graph.
+        directed : bool
+            Keep edge directions (store a directed graph).
 
         Raises
         ------
         ValueError
-            A node is not a non-negative integer, or a weight is not a number.
+            A weight is not a number.
         """
+        nodes = list(G.nodes)
+        labels = None if all(_is_node_id(v) for v in nodes) else tuple(nodes)
+        index = {v: i for i, v in enumerate(nodes)} if labels is not None else None
+        node = (lambda v: int(v)) if index is None else index.__getitem__
         edges = list(G.edges(data="weight"))
         weighted = bool(edges) and all(w is not None for _, _, w in edges)
-        rows = [[_node(u), _node(v), _weight(w)] if weighted else [_node(u), _node(v)]
+        rows = [[node(u), node(v), _weight(w)] if weighted else [node(u), node(v)]
                 for u, v, w in edges]
-        body = json.dumps({"edges": rows, "nodes": [_node(v) for v in G.nodes]},
+        body = json.dumps({"edges": rows, "nodes": [node(v) for v in nodes]},
                           separators=(",", ":")).encode()
         if len(body) > _GZIP_ABOVE:
             body = gzip.compress(body, compresslevel=1)
-        return self.upload(body, format="json", name=name)
+        graph = self.upload(body, format="json", name=name, directed=directed)
+        return graph if labels is None else replace(graph, labels=labels)
 
     def upload_edges(self, src: Any, dst: Any, weights: Any = None,
-                     name: str | None = None) -> Graph:
+                     name: str | None = None, directed: bool = False) -> Graph:
         """Upload an edge list given as arrays, sent as a gzip'd text edge list.
 
         Parameters
@@ -165,13 +180,15 @@ class Client:
             Finite edge weights, same length.
         name : str, optional
             A label for the graph.
+        directed : bool
+            Keep edge directions: ``src[i] -> dst[i]`` is an arc.
 
         Raises
         ------
         ValueError
             Arrays of other shapes, non-integer or negative ids, non-finite weights.
         """
-        columns = [_id_column(src, "src"), _id_column(dst, "dst")]
+        columns = [edgetext.id_column(src, "src"), edgetext.id_column(dst, "dst")]
         if columns[0].shape != columns[1].shape:
             raise ValueError(f"src and dst differ in length: {columns[0].size} != "
                              f"{columns[1].size}")
@@ -181,20 +198,59 @@ class Client:
                 raise ValueError("weights must be finite numbers, one per edge")
             columns.append(w)
         gz = zlib.compressobj(1, zlib.DEFLATED, 31)  # wbits 31: gzip framing, fast level
-        parts = [gz.compress(chunk) for chunk in _edge_text(columns)]
-        return self.upload(b"".join([*parts, gz.flush()]), format="edgelist", name=name)
+        parts = [gz.compress(chunk) for chunk in edgetext.edge_text(columns)]
+        return self.upload(b"".join([*parts, gz.flush()]), format="edgelist", name=name,
+                           directed=directed)
 
     def graphs(self) -> list[Graph]:
         """Every stored graph."""
-        return [Graph.from_json(g) for g in self._request("GET", "/v1/graphs").json()["graphs"]]
+        return [Graph.from_json(g) for g in self.request("GET", "/v1/graphs").json()["graphs"]]
 
     def graph(self, graph_id: str) -> Graph:
         """One graph's metadata (:class:`NotFoundError` if unknown)."""
-        return Graph.from_json(self._request("GET", f"/v1/graphs/{graph_id}").json())
+        return Graph.from_json(self.request("GET", f"/v1/graphs/{graph_id}").json())
+
+    def download(self, graph_id: str | Graph, as_: str = "numpy") -> Any:
+        """A stored graph's edges, back from the service.
+
+        Parameters
+        ----------
+        graph_id : str or Graph
+            The graph (a :class:`Graph` with ``labels`` gives its nodes their original labels).
+        as_ : {"numpy", "networkx"}
+            ``numpy``: a dict of arrays ``src``, ``dst`` (original ids, each undirected edge
+            once), ``nodes`` (every node, isolated ones included) and ``weight`` when weighted.
+            ``networkx``: a ``networkx.Graph`` (``DiGraph`` for a directed graph) with the
+            weights as ``weight`` edge attributes.
+
+        Returns
+        -------
+        dict of numpy.ndarray or networkx.Graph
+        """
+        if as_ not in ("numpy", "networkx"):
+            raise ValueError(f"as_ must be 'numpy' or 'networkx', not {as_!r}")
+        gid = getattr(graph_id, "id", graph_id)
+        response = self.request("GET", f"/v1/graphs/{gid}/edges")
+        with np.load(io.BytesIO(response.content), allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+        labels = getattr(graph_id, "labels", None)
+        if as_ == "numpy":
+            return arrays
+        import networkx as nx
+        G = nx.DiGraph() if self.graph(gid).directed else nx.Graph()  # noqa: N806
+        name = (lambda i: i) if labels is None else labels.__getitem__
+        G.add_nodes_from(name(i) for i in arrays["nodes"].tolist())
+        src, dst = arrays["src"].tolist(), arrays["dst"].tolist()
+        if "weight" in arrays:
+            G.add_weighted_edges_from(zip(map(name, src), map(name, dst),
+                                          arrays["weight"].tolist(), strict=True))
+        else:
+            G.add_edges_from(zip(map(name, src), map(name, dst), strict=True))
+        return G
 
     def delete_graph(self, graph_id: str) -> None:
         """Delete a graph (:class:`ConflictError` while a queued or running job uses it)."""
-        self._request("DELETE", f"/v1/graphs/{graph_id}")
+        self.request("DELETE", f"/v1/graphs/{graph_id}")
 
     def generate(self, generator: str, name: str | None = None, backend: str = "auto",
                  wait: bool = True, *, timeout: float | None = None,
@@ -219,10 +275,10 @@ class Client:
         """
         body = {"generator": generator, "params": params, "backend": backend,
                 **({"name": name} if name else {})}
-        job = self._job(self._request("POST", "/v1/graphs/generate", json=body))
+        job = self._job(self.request("POST", "/v1/graphs/generate", json=body))
         if not wait:
             return job
-        summary = job.wait(timeout=timeout).result().summary
+        summary = job.wait(timeout=timeout).result(fields="summary").summary
         return replace(self.graph(summary["graph_id"]), created=bool(summary.get("created")))
 
     # -- jobs ---------------------------------------------------------------------------------
@@ -234,7 +290,9 @@ class Client:
         Parameters
         ----------
         graph_id : str or Graph
-            The graph to run on.
+            The graph to run on. A :class:`Graph` with ``labels`` (from
+            :meth:`upload_networkx`) takes node parameters as labels (``source="alice"``) and
+            gives a job whose results are keyed by label.
         algorithm : str
             Name from :meth:`algorithms`.
         backend : {"auto", "gpu", "cpu"}
@@ -244,51 +302,91 @@ class Client:
         **params
             The algorithm's parameters, e.g. ``source``.
         """
+        labels = getattr(graph_id, "labels", None)
+        if labels is not None:
+            params = self._node_params_to_ids(algorithm, labels, params)
         body = {"graph_id": getattr(graph_id, "id", graph_id), "algorithm": algorithm,
                 "params": params, "backend": backend}
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        return self._job(self._request("POST", "/v1/jobs", json=body, headers=headers))
+        response = self.request("POST", "/v1/jobs", json=body, headers=headers)
+        return Job(self, response.json(), retry_after(response), labels=labels)
+
+    def _node_params_to_ids(self, algorithm: str, labels: tuple[Any, ...],
+                            params: dict[str, Any]) -> dict[str, Any]:
+        """Node parameters (``source``, ``sources``...) given as labels, as the service's ids."""
+        if self._node_params is None:
+            self._node_params = {a["name"]: a.get("node_params") or []
+                                 for a in self.algorithms()}
+        index = {v: i for i, v in enumerate(labels)}
+
+        def to_id(value: Any) -> Any:
+            if isinstance(value, list | tuple):
+                return [to_id(v) for v in value]
+            if value is None:
+                return None
+            if value not in index:
+                raise ValueError(f"node {value!r} is not in the graph")
+            return index[value]
+
+        return {k: to_id(v) if k in self._node_params.get(algorithm, ()) else v
+                for k, v in params.items()}
 
     def job(self, job_id: str) -> Job:
         """Poll one job."""
-        return self._job(self._request("GET", f"/v1/jobs/{job_id}"))
+        return self._job(self.request("GET", f"/v1/jobs/{job_id}"))
 
     def jobs(self, status: str | None = None, limit: int = 100) -> list[Job]:
         """Recent jobs, newest first, optionally only those with ``status``."""
         params = {"limit": limit, **({"status": status} if status else {})}
-        response = self._request("GET", "/v1/jobs", params=params)
+        response = self.request("GET", "/v1/jobs", params=params)
         return [Job(self, data) for data in response.json()["jobs"]]
 
     def cancel(self, job_id: str) -> Job:
         """Cancel a job (:class:`ConflictError` with code ``job_finished`` if it has ended)."""
-        return self._job(self._request("DELETE", f"/v1/jobs/{job_id}"))
+        return self._job(self.request("DELETE", f"/v1/jobs/{job_id}"))
 
     # -- service ------------------------------------------------------------------------------
 
     def algorithms(self) -> list[dict[str, Any]]:
         """Registered algorithms with their parameter and result JSON schemas."""
-        return self._request("GET", "/v1/algorithms").json()["algorithms"]
+        return self.request("GET", "/v1/algorithms").json()["algorithms"]
 
     def generators(self) -> list[dict[str, Any]]:
         """Registered graph generators with their parameter JSON schemas."""
-        return self._request("GET", "/v1/generators").json()["generators"]
+        return self.request("GET", "/v1/generators").json()["generators"]
 
     def workers(self) -> list[dict[str, Any]]:
         """Live workers: name, backend, device, host, pid, started_at."""
-        return self._request("GET", "/v1/workers").json()["workers"]
+        return self.request("GET", "/v1/workers").json()["workers"]
 
     def health(self) -> dict[str, Any]:
         """The service's liveness report."""
-        return self._request("GET", "/v1/health").json()
+        return self.request("GET", "/v1/health").json()
 
     # -- plumbing -----------------------------------------------------------------------------
 
     def _job(self, response: httpx.Response) -> Job:
         return Job(self, response.json(), retry_after(response))
 
-    def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send a request; raise the typed error for a non-2xx answer or a transport failure.
 
+        Parameters
+        ----------
+        method : str
+            HTTP method.
+        url : str
+            Path under the service URL, e.g. ``/v1/jobs``.
+        **kwargs
+            Passed to ``httpx.Client.request`` (``params``, ``json``, ``timeout``...).
+
+        Returns
+        -------
+        httpx.Response
+            A 2xx response.
+
+        Notes
+        -----
         A GET refused for the key's request rate (429) is sent again after the ``Retry-After``
         the service asked for, a few times: polling a job should not fail for polling too fast.
         """
@@ -316,8 +414,8 @@ class Client:
             The job.
         dest : path or binary file
             Where to write; a path is created only once the service has answered 2xx.
-        format : {"csv", "npy", "json"}
-            Result format.
+        format : {"csv", "npy", "json", "parquet"}
+            Result format (``parquet``: the node values as a table; the service needs pyarrow).
         field : str, optional
             The array to send for ``format="npy"`` (default: the first node value field).
         """
@@ -337,88 +435,11 @@ class Client:
             raise unreachable(self.base_url, exc) from exc
 
 
-def _node(value: Any) -> int:
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    raise ValueError(f"node {value!r} is not a non-negative integer; relabel the graph first, "
-                     "e.g. networkx.convert_node_labels_to_integers(G)")
+def _is_node_id(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
 
 
 def _weight(value: Any) -> float:
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
     raise ValueError(f"edge weight {value!r} is not a number")
-
-
-def _id_column(values: Any, name: str) -> np.ndarray:
-    array = np.asarray(values)
-    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-        raise ValueError(f"{name} must be a 1-D array of integer node ids, not "
-                         f"{array.ndim}-D {array.dtype}")
-    if array.size and array.min() < 0:
-        raise ValueError(f"{name} holds negative node ids; ids must be non-negative")
-    return array
-
-
-def _edge_text(columns: list[np.ndarray]) -> Iterator[bytes]:
-    """``"u v [w]\\n"`` rows, a chunk at a time, with no Python loop over rows.
-
-    Each chunk is laid out as a byte matrix, a row per edge and every value in a fixed-width
-    slot, with a mask of the bytes in use; compressing the matrix by the mask gives the text.
-    Integers (ids, and weights that are whole numbers) are turned into digits arithmetically;
-    other weights need Python's ``repr`` (shortest round-trip text), the one slow path.
-    """
-    for start in range(0, columns[0].size, _ROWS_PER_CHUNK):
-        block = [c[start:start + _ROWS_PER_CHUNK] for c in columns]
-        block = [_as_ints(c) for c in block]
-        texts = [None if c.dtype.kind in "iu"
-                 else np.array(list(map(repr, c.tolist())), dtype="S") for c in block]
-        widths = [len(str(int(c.max()))) if t is None else t.itemsize
-                  for c, t in zip(block, texts, strict=True)]
-        n = block[0].size
-        chars = np.empty((n, sum(widths) + len(block)), np.uint8)
-        valid = np.ones(chars.shape, bool)
-        off = 0
-        for i, (col, text, width) in enumerate(zip(block, texts, widths, strict=True)):
-            slot = slice(off, off + width)
-            if text is None:
-                _put_digits(chars[:, slot], valid[:, slot], col)
-            else:
-                chars[:, slot] = text.view(np.uint8).reshape(n, width)
-                np.not_equal(chars[:, slot], 0, out=valid[:, slot])  # NUL padding unused
-            chars[:, off + width] = ord("\n") if i == len(block) - 1 else ord(" ")
-            off += width + 1
-        yield np.compress(valid.ravel(), chars.ravel()).tobytes()
-
-
-def _as_ints(column: np.ndarray) -> np.ndarray:
-    """Whole non-negative float weights as int64, so they take the fast digit path."""
-    if column.dtype.kind != "f" or not column.size:
-        return column
-    if column.min() >= 0 and column.max() < 2**53 and (column == np.floor(column)).all():
-        return column.astype(np.int64)
-    return column
-
-
-_TENS = (np.arange(100) // 10 + 48).astype(np.uint8)
-_ONES = (np.arange(100) % 10 + 48).astype(np.uint8)
-
-
-def _put_digits(chars: np.ndarray, valid: np.ndarray, values: np.ndarray) -> None:
-    """Right-align the decimal digits of non-negative ``values`` in ``chars`` (n, width);
-    mark the used bytes in ``valid``."""
-    width = chars.shape[1]
-    q = values.copy()
-    for j in range(width, 0, -2):
-        # Two digits per division (by a scalar, which NumPy turns into a multiply): integer
-        # division is the slow step, and divmod does not get that fast path.
-        high = q // 100
-        pair = (q - high * 100).astype(np.intp)
-        chars[:, j - 1] = np.take(_ONES, pair)
-        if j >= 2:
-            chars[:, j - 2] = np.take(_TENS, pair)
-        q = high
-    ndigits = np.ones(values.size, np.intp)
-    for k in range(1, width):
-        ndigits += values >= 10**k
-    np.greater_equal(np.arange(width), width - ndigits[:, None], out=valid)

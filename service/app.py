@@ -13,6 +13,8 @@ from fastapi_offline import FastAPIOffline
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 from starlette.middleware.base import RequestResponseEndpoint
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from graphgpu.kernels.core.observability import configure_logging
 from graphgpu.kernels.core.registry import algorithms
@@ -31,8 +33,12 @@ from graphgpu.service.schemas import ErrorBody
 log = logging.getLogger("graphgpu.api")
 #: What any route behind an API key may answer besides its own responses.
 AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "A body that cannot be read (not UTF-8 JSON, or "
+                                             "nested too deeply)."},
     401: {"model": ErrorBody, "description": "No API key, or an unknown one."},
     429: {"model": ErrorBody, "description": "Over the key's request rate or active jobs."},
+    503: {"model": ErrorBody, "description": "Redis (the job store) does not answer: retry "
+                                             "after `Retry-After` seconds."},
 }
 
 DESCRIPTION = """Upload graphs, run GPU graph algorithms on them, poll for the results.
@@ -97,6 +103,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPIOffline(title="graphgpu", version="0.1.0", description=DESCRIPTION,
                          lifespan=lifespan)
     install_handlers(app)
+    # Host header check (against DNS rebinding) and browser origins: both from the settings;
+    # by default any Host and no cross-origin caller.
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.trusted_hosts)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type", "Idempotency-Key"])
     install_openapi(app)
     app.middleware("http")(_access_log)
     app.include_router(meta.probes)

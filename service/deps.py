@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from fastapi import Request
 from redis import Redis
@@ -11,10 +10,8 @@ from redis import Redis
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.service.jobs import JobStore
+from graphgpu.service.keyring import KeyRing
 from graphgpu.service.ownership import Ownership
-
-if TYPE_CHECKING:  # service.auth reads the state through this module
-    from graphgpu.service.auth import KeyRing
 
 
 @dataclass(frozen=True)

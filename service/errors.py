@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphgpu.kernels.core.errors import (
     BackendUnavailable,
@@ -80,6 +84,15 @@ _KERNEL_STATUS: tuple[tuple[type[KernelError], int], ...] = (
     (UnknownName, 404),
     (BackendUnavailable, 409),
 )
+#: Stable codes of the errors Starlette raises itself (no route, wrong method, ...).
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+               413: "upload_too_large", 415: "unsupported_media_type"}
+#: Seconds a client is told to wait while Redis does not answer.
+REDIS_RETRY_AFTER = 2
+#: What a graph or job id may look like: ids are hex digests and uuids (a job's reduce step
+#: adds ``-reduce``). Checked before an id reaches Redis keys or file names, where a 300-char id
+#: failed as ENAMETOOLONG.
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
 
 
 def from_kernel_error(error: KernelError, *, field_prefix: str = "") -> ApiError:
@@ -87,7 +100,22 @@ def from_kernel_error(error: KernelError, *, field_prefix: str = "") -> ApiError
     status = next((code for cls, code in _KERNEL_STATUS if isinstance(error, cls)), 400)
     field = f"{field_prefix}{error.field}" if error.field and field_prefix else error.field
     code = "not_found" if status == 404 else error.code
-    return ApiError(status, code, error.message, field=field, line=error.line)
+    estimate = getattr(error, "estimate", None)  # a refusal on a memory estimate says it
+    return ApiError(status, code, error.message, field=field, line=error.line,
+                    extra={"estimate": estimate} if estimate else None)
+
+
+def check_id(value: str, what: str, field: str) -> None:
+    """404 for a graph or job id that cannot exist (see :data:`ID_PATTERN`).
+
+    Raises
+    ------
+    NotFound
+        ``value`` is not an id's syntax; the message quotes at most 70 characters of it.
+    """
+    if not ID_PATTERN.fullmatch(value):
+        shown = value if len(value) <= 70 else value[:64] + "..."
+        raise NotFound(f"{what} {shown!r} does not exist", field=field)
 
 
 def _validation_field(loc: tuple[Any, ...]) -> str:
@@ -114,3 +142,26 @@ def install_handlers(app: FastAPI) -> None:
         message = f"{field}: {first['msg']}" if field else str(first["msg"])
         api = ApiError(422, "validation_error", message, field=field or None)
         return JSONResponse(api.body(), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Unknown routes and methods: the documented body instead of Starlette's {"detail"}.
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        api = ApiError(exc.status_code, code, str(exc.detail), headers=exc.headers)
+        return JSONResponse(api.body(), status_code=exc.status_code, headers=exc.headers)
+
+    async def _redis_down(_: Request, exc: Exception) -> JSONResponse:
+        api = ApiError(503, "redis_unavailable",
+                       f"the job store (Redis) does not answer; retry in {REDIS_RETRY_AFTER} s "
+                       f"({type(exc).__name__})",
+                       headers={"Retry-After": str(REDIS_RETRY_AFTER)})
+        return JSONResponse(api.body(), status_code=503, headers=api.headers)
+
+    app.add_exception_handler(RedisConnectionError, _redis_down)
+    app.add_exception_handler(RedisTimeoutError, _redis_down)
+
+    @app.exception_handler(RecursionError)
+    async def _too_deep(_: Request, exc: RecursionError) -> JSONResponse:
+        # json.loads of a body nested thousands deep (a request or a JSON graph).
+        api = ApiError(400, "too_deeply_nested", "the JSON is nested too deeply")
+        return JSONResponse(api.body(), status_code=400)

@@ -11,6 +11,7 @@ from typing import Any
 
 from redis import Redis
 
+from graphgpu.kernels.core.registry import Algorithm
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.errors import ApiError
 
@@ -33,20 +34,24 @@ if wait > 0 then return {0, tostring(wait)} end
 return {1, '0'}
 """
 
-#: Count the key's jobs still queued or running (forgetting finished or expired ones) and add
-#: ARGV[3] when fewer than ARGV[1]. Job records are read by name (ARGV[2] .. id), which a
-#: single Redis allows.
+#: Count the key's job slots still queued or running (forgetting finished or expired jobs) and
+#: add ARGV[3] when its slots fit under ARGV[1]. A job takes the ``slots`` of its record (a job
+#: that fans out into shards takes one per shard and one for itself), else one. Job records are
+#: read by name (ARGV[2] .. id), which a single Redis allows.
 _ACTIVE_JOBS = """
+local function slots(id)
+  return tonumber(redis.call('HGET', ARGV[2] .. id, 'slots') or '1') or 1
+end
 local active = 0
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local status = redis.call('HGET', ARGV[2] .. id, 'status')
   if status == '"queued"' or status == '"running"' then
-    if id ~= ARGV[3] then active = active + 1 end
+    if id ~= ARGV[3] then active = active + slots(id) end
   else
     redis.call('SREM', KEYS[1], id)
   end
 end
-if active >= tonumber(ARGV[1]) then return 0 end
+if active + slots(ARGV[3]) > tonumber(ARGV[1]) then return 0 end
 redis.call('SADD', KEYS[1], ARGV[3])
 return 1
 """
@@ -55,6 +60,8 @@ return 1
 #: per-node int32/int64/float64 work arrays (levels, labels, frontiers, distances), which is what
 #: the built-in kernels allocate on top of the CSR arrays.
 DEFAULT_DEVICE_BYTES_PER_NODE = 48
+#: Host bytes per node of the same work arrays on the CPU, with room for NumPy temporaries.
+DEFAULT_HOST_BYTES_PER_NODE = 64
 
 
 def check_rate(redis: Redis, settings: Settings, key_id: str, who: str = "this API key"
@@ -89,9 +96,45 @@ def reserve_job_slot(redis: Redis, settings: Settings, key_id: str, job_id: str)
     if not redis.eval(_ACTIVE_JOBS, 1, settings.key("active", key_id), limit,
                       settings.key("job", ""), job_id):
         raise ApiError(429, "too_many_jobs",
-                       f"this API key already has {limit} jobs queued or running "
-                       "(GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY); wait for one to finish",
+                       f"this API key's jobs queued or running (shards counted) would pass "
+                       f"{limit} (GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY); wait for some to finish",
                        headers={"Retry-After": "5"})
+
+
+def job_slots(algorithm: Algorithm, params: Any, settings: Settings) -> dict[str, int]:
+    """The ``slots`` a job takes under the active-jobs cap, for its record (empty for one).
+
+    A job that fans out takes one slot per shard plus its own, so that shards cannot flood the
+    queue past the cap (``critical_nodes method=distributed``: 256 shards a job).
+
+    Raises
+    ------
+    ApiError
+        413 ``too_many_shards`` when the job alone needs more slots than the cap.
+    """
+    shards = algorithm.shards(params) if algorithm.shards is not None else None
+    if not shards:
+        return {}
+    slots = 1 + len(shards)
+    limit = settings.max_active_jobs_per_key
+    if 0 < limit < slots:
+        raise ApiError(413, "too_many_shards",
+                       f"the job fans out into {len(shards)} shards, more than the "
+                       f"{limit} jobs an API key may have queued or running "
+                       "(GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY)", field="params")
+    return {"slots": slots}
+
+
+def default_host_bytes(meta: dict[str, Any], result_bytes: int | None = None) -> int:
+    """Host memory of a run for an algorithm without a host estimate of its own.
+
+    The stored CSR arrays (``meta["bytes"]``, memory-mapped and paged in as read),
+    :data:`DEFAULT_HOST_BYTES_PER_NODE` of work arrays per node, and the result
+    (``result_bytes``, else one 8-byte value and id per node).
+    """
+    n = int(meta["n"])
+    result = 16 * n if result_bytes is None else int(result_bytes)
+    return int(meta["bytes"]) + DEFAULT_HOST_BYTES_PER_NODE * n + result
 
 
 def default_device_bytes(meta: dict[str, Any]) -> int:
@@ -127,3 +170,28 @@ def check_device_memory(workers: list[dict[str, Any]], estimate: dict[str, Any])
                    f"the job needs about {needed:,} bytes of GPU memory but the largest free "
                    f"on a live GPU worker is {max(free):,}; use backend=cpu or a smaller graph",
                    field="backend", extra={"estimate": estimate})
+
+
+def check_host_memory(workers: list[dict[str, Any]], estimate: dict[str, Any]) -> None:
+    """Refuse a job that needs more host memory than any live worker has available.
+
+    Parameters
+    ----------
+    workers : list of dict
+        Live worker records; their monitors report ``host_free_bytes`` (MemAvailable).
+    estimate : dict
+        The job's estimate record (``host_bytes``, ``backend``, ...), returned in the error.
+
+    Raises
+    ------
+    ApiError
+        413 ``insufficient_host_memory``.
+    """
+    needed = estimate.get("host_bytes")
+    free = [w["host_free_bytes"] for w in workers if w.get("host_free_bytes") is not None]
+    if needed is None or not free or needed <= max(free):
+        return
+    raise ApiError(413, "insufficient_host_memory",
+                   f"the job needs about {needed:,} bytes of host memory but the most available "
+                   f"on a live worker is {max(free):,}; ask for a smaller graph",
+                   field="params", extra={"estimate": estimate})

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from redis import Redis
@@ -39,12 +42,38 @@ class RedisServer:
         Holds the append-only file, so queued jobs survive a restart.
     port : int, optional
         Defaults to a free port.
+    preexec_fn : callable, optional
+        Run in the child before redis-server starts (``serve`` makes it die with serve).
     """
 
-    def __init__(self, data_dir: Path, port: int | None = None) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None,
+                 preexec_fn: Callable[[], None] | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
+        self.preexec_fn = preexec_fn
         self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pidfile(self) -> Path:
+        return self.data_dir / "redis.pid"
+
+    def stop_stale(self, timeout: float = 10.0) -> int | None:
+        """Stop a redis-server that a dead supervisor left running on this data folder (two
+        servers writing one append-only file would corrupt it); returns its pid, if any."""
+        try:
+            pid = int(self.pidfile.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            return None
+        if b"redis-server" not in cmdline or (self.process and self.process.pid == pid):
+            return None
+        os.kill(pid, signal.SIGTERM)  # it writes its AOF out, then exits
+        deadline = time.monotonic() + timeout
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+        return pid
 
     @property
     def url(self) -> str:
@@ -53,12 +82,14 @@ class RedisServer:
     def start(self, timeout: float = 10.0) -> str:
         """Start the server and wait until it answers; returns its URL."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.stop_stale()
         self.process = subprocess.Popen(
             [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", str(self.data_dir.resolve()), "--appendonly", "yes",
              "--appendfsync", "everysec", "--save", "", "--protected-mode", "yes",
+             "--pidfile", str(self.pidfile.resolve()),
              "--logfile", str((self.data_dir / "redis.log").resolve())],
-            stdout=subprocess.DEVNULL, start_new_session=True,
+            stdout=subprocess.DEVNULL, start_new_session=True, preexec_fn=self.preexec_fn,
         )
         client = Redis.from_url(self.url)
         deadline = time.monotonic() + timeout
@@ -73,6 +104,9 @@ class RedisServer:
                 time.sleep(0.05)
             finally:
                 client.close()
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server; it flushes its append-only file first."""

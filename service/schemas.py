@@ -41,8 +41,16 @@ class GraphOut(BaseModel):
     id: str = Field(examples=["4f1c0b8e2a7d4e3f9a1b2c3d4e5f6a7b"])
     name: str | None = None
     n: int
-    m: int
+    m: int = Field(description="Edges; arcs of a directed graph.")
     weighted: bool
+    directed: bool = Field(False, description="Uploaded with directed=true: arcs keep their "
+                                              "direction (degree_* figures count in + out).")
+    out_degree_min: int | None = None
+    out_degree_max: int | None = None
+    in_degree_min: int | None = None
+    in_degree_max: int | None = None
+    sources: int | None = Field(None, description="Directed: nodes with no arc in.")
+    sinks: int | None = Field(None, description="Directed: nodes with no arc out.")
     degree_min: int
     degree_max: int
     degree_mean: float
@@ -154,12 +162,14 @@ class WorkerOut(BaseModel):
     name: str
     backend: Literal["cpu", "gpu"]
     device: str
-    host: str
-    pid: int
+    host: str | None = Field(None, description="Host of the worker (admins only).")
+    pid: int | None = Field(None, description="Process id of the worker (admins only).")
     started_at: float
-    current_job: str | None = None
+    current_job: str | None = Field(
+        None, description="Job it runs now (admins, or the job's own tenant).")
     gpu_free_bytes: int | None = Field(None, description="GPU memory free (GPU workers).")
     gpu_total_bytes: int | None = Field(None, description="GPU memory in all (GPU workers).")
+    host_free_bytes: int | None = Field(None, description="Host memory available (MemAvailable).")
 
 
 class WorkerList(BaseModel):
@@ -186,8 +196,18 @@ class ResultOut(BaseModel):
     graph_id: str | None
     backend: str
     device: str
+    graph_view: str | None = Field(
+        None, description="The graph the algorithm ran on: undirected, directed, or symmetrised "
+                          "(a directed graph's arcs taken as undirected edges).")
+    node_id_fields: list[str] = Field(
+        default_factory=list, description="Fields of node_values or arrays whose values are "
+                                          "node ids (original ids; -1 = none).")
     summary: dict[str, Any]
     node_values: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per-node arrays: field -> {original node id: value}."
     )
     arrays: dict[str, list[Any]] = Field(default_factory=dict)
+    available: dict[str, list[str]] = Field(
+        default_factory=dict, description="Names of the result's `node_values` and `arrays`, "
+        "each downloadable with `?format=npy&field=<name>` (also when `?fields=summary` left "
+        "them out).")

@@ -2,7 +2,11 @@
 
 Every part runs as a child process in its own session, so a Ctrl-C reaches only this supervisor,
 which then stops them in order: API, workers (each finishes or abandons its job), Redis last.
-A worker that dies is restarted; the API dying ends the service.
+Every part dies with this supervisor (``PR_SET_PDEATHSIG``), even when it is SIGKILLed. A worker
+or the API that dies is restarted, backing off while it keeps dying (the API gives up after
+:data:`API_MAX_RESTARTS` a minute); the embedded Redis is restarted on its append-only file.
+One supervisor per data folder (a lock the kernel drops with its holder); a redis-server that a
+dead supervisor left on the folder is stopped before a new one starts.
 """
 
 from __future__ import annotations
@@ -11,18 +15,26 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
+import httpx
+
 from graphgpu.kernels.core.observability import configure_logging
 from graphgpu.kernels.core.settings import get_settings
 from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing
+from graphgpu.service.lifecycle import AlreadyRunning, die_with_parent, lock_data_dir
 from graphgpu.service.redis_server import RedisServer
 
 log = logging.getLogger("graphgpu.serve")
 WORKER_STOP_SECONDS = 15.0
+#: Longest wait before restarting a child that keeps dying.
+MAX_BACKOFF_SECONDS = 30.0
+#: Restarts of the API within a minute after which the service stops (a broken configuration).
+API_MAX_RESTARTS = 5
 
 
 def count_gpus() -> int:
@@ -47,9 +59,34 @@ class Child:
     env: dict[str, str]
     process: subprocess.Popen[bytes] | None = None
     restarts: list[float] = field(default_factory=list)
+    #: What the child gets when this supervisor dies: workers are killed outright (their
+    #: monitors requeue the job), the API may finish its responses.
+    death_signal: int = signal.SIGTERM
+    #: Restarts a minute after which supervise gives up (None: never).
+    max_restarts: int | None = None
+    next_start: float | None = None
 
     def start(self) -> None:
-        self.process = subprocess.Popen(self.argv, env=self.env, start_new_session=True)
+        self.process = subprocess.Popen(self.argv, env=self.env, start_new_session=True,
+                                        preexec_fn=die_with_parent(self.death_signal))
+
+    def supervise(self, now: float) -> bool:
+        """Restart the child if it died, backing off while it keeps dying; False to give up."""
+        if self.alive():
+            return True
+        if self.next_start is None:
+            self.restarts = [t for t in self.restarts if now - t < 60] + [now]
+            if self.max_restarts is not None and len(self.restarts) > self.max_restarts:
+                log.error("%s keeps dying: stopping", self.label)
+                return False
+            delay = min(MAX_BACKOFF_SECONDS, 0.5 * 2 ** (len(self.restarts) - 1))
+            code = self.process.returncode if self.process else None
+            log.warning("%s exited (code %s): restarting it in %.1f s", self.label, code, delay)
+            self.next_start = now + delay
+        if now >= self.next_start:
+            self.next_start = None
+            self.start()
+        return True
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -67,32 +104,64 @@ class Child:
             self.process.wait()
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether ``host:port`` can be listened on now (checked before anything is started)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def is_ready(host: str, port: int) -> bool:
+    """Whether the API answers ``GET /v1/ready`` with 200 (Redis up and a worker live)."""
+    address = f"[{host}]" if ":" in host else ("127.0.0.1" if host == "0.0.0.0" else host)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per readiness probe
+    try:
+        return httpx.get(f"http://{address}:{port}/v1/ready", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def serve() -> int:
     """Run the whole service until Ctrl-C or SIGTERM; returns the exit code."""
     settings = get_settings()
     configure_logging("serve", settings)
     if KeyRing.from_settings(settings).open:  # also checks a key file before starting anything
         log.warning(OPEN_MODE_WARNING)
+    try:
+        lock = lock_data_dir(settings.data_dir)  # noqa: F841 (held until this process ends)
+    except AlreadyRunning as exc:
+        log.error("%s: stop it first, or set GRAPHGPU_DATA_DIR", exc)
+        return 1
+    if not port_free(settings.host, settings.port):
+        log.error("cannot listen on %s:%d: the port is in use (another `graphgpu serve`?); "
+                  "set GRAPHGPU_PORT or --port", settings.host, settings.port)
+        return 1
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     redis_server = None
     if not settings.redis_url:
-        redis_server = RedisServer(settings.data_dir / "redis")
+        redis_server = RedisServer(settings.data_dir / "redis",
+                                   preexec_fn=die_with_parent(signal.SIGTERM))
         env["GRAPHGPU_REDIS_URL"] = redis_server.start()
         log.info("embedded redis-server at %s (AOF in %s)", redis_server.url, redis_server.data_dir)
     python = sys.executable
     gpus = count_gpus()
     workers = [
         Child(f"gpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "gpu"],
-              {**env, "CUDA_VISIBLE_DEVICES": str(i)})
+              {**env, "CUDA_VISIBLE_DEVICES": str(i)}, death_signal=signal.SIGKILL)
         for i in range(gpus)
     ] or [
-        Child(f"cpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "cpu"], env)
+        Child(f"cpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "cpu"], env,
+              death_signal=signal.SIGKILL)
         for i in range(settings.cpu_workers)
     ]
     api = Child("api", [python, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
                         "--host", settings.host, "--port", str(settings.port),
-                        "--log-level", "warning"], env)
+                        "--log-level", "warning"], env, max_restarts=API_MAX_RESTARTS)
     stopping = False
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -103,25 +172,25 @@ def serve() -> int:
     signal.signal(signal.SIGTERM, request_stop)
     for child in (*workers, api):
         child.start()
-    log.info("API on http://%s:%d (docs at /docs); %d %s worker(s); Ctrl-C stops everything",
-             settings.host, settings.port, len(workers), "GPU" if gpus else "CPU")
-    code = 0
+    log.info("starting the API and %d %s worker(s) (the first start compiles the kernels)",
+             len(workers), "GPU" if gpus else "CPU")
+    code, announced = 0, False
     while not stopping:
         time.sleep(0.5)
-        if not api.alive():
-            log.error("the API exited (code %s): stopping", api.process and api.process.returncode)
+        if not announced and api.alive() and is_ready(settings.host, settings.port):
+            announced = True  # said once, when true: clients may start now
+            log.info("API on http://%s:%d (docs at /docs), ready; Ctrl-C stops everything",
+                     settings.host, settings.port)
+        if redis_server is not None and not redis_server.alive() and not stopping:
+            log.error("the embedded redis-server exited: restarting it on its AOF")
+            try:
+                redis_server.start()  # same port and folder: clients reconnect by themselves
+            except RuntimeError as exc:
+                log.error("%s; trying again", exc)
+        now = time.monotonic()
+        if not all(child.supervise(now) for child in (api, *workers) if not stopping):
             code = 1
             break
-        for worker in workers:
-            if not worker.alive() and not stopping:
-                now = time.monotonic()
-                worker.restarts = [t for t in worker.restarts if now - t < 60] + [now]
-                if len(worker.restarts) > 5:
-                    log.error("%s keeps dying: stopping", worker.label)
-                    code, stopping = 1, True
-                    break
-                log.warning("%s exited: restarting it", worker.label)
-                worker.start()
     log.info("stopping")
     api.stop(10)
     for worker in workers:

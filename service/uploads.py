@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from fastapi import Request
 from starlette.datastructures import UploadFile
 
 from graphgpu.service.errors import ApiError
+
+#: Uploads that may need up to the whole parse budget (``parse_memory_bytes``): gzip'd ones
+#: (a 1 MB bomb inflates to GBs) and large plain ones. At most :data:`LARGE_PARSES` of them are
+#: parsed at once, so that concurrent uploads need at most that many budgets between them; the
+#: others wait as coroutines, holding no worker thread (the sync routes need those).
+LARGE_UPLOAD_BYTES = 16 << 20
+LARGE_PARSES = 2
+_large_parses = asyncio.Semaphore(LARGE_PARSES)
+
+
+def parse_slot(data: bytes) -> AbstractAsyncContextManager[object]:
+    """What to hold while parsing ``data``: one of the :data:`LARGE_PARSES` slots if the upload
+    may need a whole parse budget, else nothing."""
+    if bytes(data[:2]) != b"\x1f\x8b" and len(data) < LARGE_UPLOAD_BYTES:
+        return nullcontext()
+    return _large_parses
+
 
 #: Media types accepted as a raw graph body (parameters such as charset are ignored).
 RAW_TYPES = frozenset({

@@ -14,12 +14,15 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from typing import BinaryIO
 
 import numpy as np
 from pydantic import ValidationError
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.job import Job
 from rq.serializers import JSONSerializer
@@ -82,6 +85,31 @@ class GraphWorker(SimpleWorker):
             log.exception("could not publish worker metrics")
 
 
+def pulse(pipe: BinaryIO, every: float) -> None:
+    """Tell the monitor, every ``every`` seconds, that this process still runs Python."""
+    while True:
+        try:
+            pipe.write(b".")
+            pipe.flush()
+        except (OSError, ValueError):  # the monitor is gone: nobody to tell
+            return
+        time.sleep(every)
+
+
+def wait_for_redis(redis: Redis, longest: float = 10.0) -> None:
+    """Wait, backing off up to ``longest`` seconds between tries, until Redis answers (a worker
+    restarted while Redis restarts waits for it instead of crash-looping)."""
+    delay = 0.2
+    while True:
+        try:
+            redis.ping()
+            return
+        except RedisError as exc:
+            log.warning("Redis does not answer (%s): retrying in %.1f s", exc, delay)
+            time.sleep(delay)
+            delay = min(longest, delay * 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
     parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
@@ -101,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     warm_up(backend)
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     redis = Redis.from_url(settings.redis_url)
+    wait_for_redis(redis)
     context = WorkerContext(
         settings=settings, redis=redis, name=name, backend=backend,
         graphs=GraphStore(settings.graphs_dir, settings.tmp_dir),
@@ -113,8 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         [sys.executable, "-m", "graphgpu.workers.monitor", str(os.getpid()), name],
         stdin=subprocess.PIPE, start_new_session=True)
     assert monitor.stdin is not None
-    monitor.stdin.write(json.dumps(description).encode())
-    monitor.stdin.close()
+    monitor.stdin.write(json.dumps(description).encode() + b"\n")
+    monitor.stdin.flush()
+    # Liveness comes from this process: the monitor beats for it only while these pulses (or
+    # its CPU time) go on, so a stopped or hung worker is noticed and killed.
+    threading.Thread(target=pulse, args=(monitor.stdin, settings.worker_heartbeat_seconds / 2),
+                     name="pulse", daemon=True).start()
 
     queues = ["gpu", "auto", "cpu"] if backend == "gpu" else ["auto", "cpu"]
     worker = GraphWorker(

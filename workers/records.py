@@ -99,6 +99,8 @@ def finish(
                 }.items()})
                 pipe.expire(key, settings.result_ttl)
                 pipe.srem(protocol.running_key(settings), job_id)
+                # In the same transaction as the status: a waiter woken by it reads the end.
+                pipe.publish(protocol.job_done_channel(settings, job_id), status)
                 if graph_id:
                     pipe.srem(protocol.graph_jobs_key(settings, graph_id), job_id)
                 pipe.execute()

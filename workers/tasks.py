@@ -20,7 +20,13 @@ from rq.timeouts import JobTimeoutException
 from graphgpu.kernels.core import device, protocol
 from graphgpu.kernels.core.errors import BackendUnavailable, JobCanceled, KernelError
 from graphgpu.kernels.core.graph import Graph, build_graph
-from graphgpu.kernels.core.registry import AlgorithmResult, Backend, get_algorithm, get_generator
+from graphgpu.kernels.core.registry import (
+    AlgorithmResult,
+    Backend,
+    get_algorithm,
+    get_generator,
+    graph_view,
+)
 from graphgpu.kernels.generators import generate, preferred_backend
 from graphgpu.workers import fanout, records
 from graphgpu.workers.context import WorkerContext, current_context
@@ -52,7 +58,9 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
             fanout.start(ctx, record, shards)
             return True
     start = time.perf_counter()
-    graph = ctx.graphs.load(record["graph_id"])
+    # A directed graph: the algorithm's rule (registry.graph_view) picks the graph it runs on;
+    # the manifest records which (``graph_view``), so the result says so.
+    graph, view = graph_view(algorithm, ctx.graphs.load(record["graph_id"]))
     if backend == "gpu":
         device.on_device(graph)
     timings["load_ms"] = (time.perf_counter() - start) * 1e3
@@ -64,7 +72,9 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     for name, values in (*result.node_values.items(), *result.arrays.items()):
         arrays[name] = _translate(graph, result, name, values)
     manifest = {"summary": summary, "n": graph.n, "node_values": list(result.node_values),
-                "arrays": list(result.arrays)}
+                "arrays": list(result.arrays), "graph_view": view,
+                "node_id_fields": [f for f in result.node_id_fields
+                                   if f in result.node_values or f in result.arrays]}
     protocol.write_result(ctx.settings, record["id"], manifest, arrays)
     return False
 

@@ -25,9 +25,11 @@ def current_device() -> int:
 
 @cache
 def _compiled(source: Path, options: tuple[str, ...], device_id: int) -> Any:
-    # device_id is part of the key: a RawModule is loaded into the context of one device
+    # device_id is part of the key: a RawModule is loaded into the context of one device.
+    # -I the source's folder: a family's .cu files may share a header there.
     del device_id
-    return cupy().RawModule(code=source.read_text(), options=(*BASE_OPTIONS, *options))
+    return cupy().RawModule(code=source.read_text(),
+                            options=(*BASE_OPTIONS, f"-I{source.parent}", *options))
 
 
 def load_module(source: Path, options: tuple[str, ...] = ()) -> Any:
@@ -67,3 +69,15 @@ def sm_count() -> int:
 def grid_for(items: int, threads: int) -> tuple[int]:
     """A 1-D grid of enough ``threads``-wide blocks to cover ``items`` (at least one block)."""
     return (max(1, -(-int(items) // threads)),)
+
+
+def lanes_per_row(avg_degree: float) -> int:
+    """Lanes (a power of two, 1 to 32) that share one CSR row: the first covering ``avg_degree``.
+
+    Frontier kernels give each vertex this many threads, so that short rows do not leave most of
+    a warp idle and long rows are split between lanes.
+    """
+    group = 1
+    while group < 32 and group < avg_degree:
+        group *= 2
+    return group

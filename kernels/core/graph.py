@@ -1,8 +1,9 @@
-"""The graph container: an undirected simple graph in CSR form with its original node ids.
+"""The graph container: a simple graph in CSR form with its original node ids.
 
 Every graph that enters the system (upload or generator) goes through :func:`build_graph`, which
-symmetrises, drops self-loops, merges duplicate edges and relabels the original ids to dense
-internal ids ``0..n-1`` in ascending order of original id. Internal id ``i`` is original id
+symmetrises (unless ``directed``: then it keeps arc directions and builds the in-CSR too), drops
+self-loops, merges duplicate edges and relabels the original ids to dense internal ids ``0..n-1``
+in ascending order of original id. Internal id ``i`` is original id
 ``node_ids[i]``; results are translated back with :meth:`Graph.to_original`.
 """
 
@@ -40,19 +41,27 @@ class NormalizationReport:
 
 @dataclass(frozen=True)
 class Graph:
-    """Undirected simple graph in CSR form; each edge appears as two arcs.
+    """Simple graph in CSR form: undirected (each edge appears as two arcs) or directed.
+
+    A directed graph keeps each arc once in the out-CSR (``indptr``, ``indices``, ``weights``:
+    the arcs leaving each node, so code that follows out-edges runs unchanged) and again in the
+    in-CSR (``in_indptr``, ``in_indices``, ``in_weights``: the arcs entering each node).
 
     Attributes
     ----------
     indptr : ndarray of int64, shape (n + 1,)
-    indices : ndarray of int32, shape (2 m,)
-        Neighbours of each node, sorted ascending within a row.
+    indices : ndarray of int32, shape (2 m,) undirected, (m,) directed
+        Neighbours (directed: out-neighbours) of each node, sorted ascending within a row.
     node_ids : ndarray of int64, shape (n,)
         Original id of each internal node, strictly increasing.
-    weights : ndarray of float64, shape (2 m,), or None
-        Weight of each arc (both arcs of an edge carry the same weight).
+    weights : ndarray of float64, or None
+        Weight of each arc (both arcs of an undirected edge carry the same weight).
     graph_id : str
         Content address (see :func:`content_id`); empty until stored.
+    directed : bool
+        Whether arcs have a direction (then the ``in_*`` arrays are set).
+    in_indptr, in_indices, in_weights : ndarray or None
+        Directed graphs: the in-CSR, rows (in-neighbours) sorted ascending.
     """
 
     indptr: np.ndarray
@@ -60,6 +69,12 @@ class Graph:
     node_ids: np.ndarray
     weights: np.ndarray | None = None
     graph_id: str = field(default="", compare=False)
+    directed: bool = False
+    in_indptr: np.ndarray | None = None
+    in_indices: np.ndarray | None = None
+    in_weights: np.ndarray | None = None
+    # Derived graphs (the symmetrised view), computed once; not copied by dataclasses.replace.
+    _views: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -67,15 +82,37 @@ class Graph:
 
     @property
     def m(self) -> int:
-        """Number of undirected edges."""
-        return int(self.indices.shape[0]) // 2
+        """Number of undirected edges, or of arcs of a directed graph."""
+        arcs = int(self.indices.shape[0])
+        return arcs if self.directed else arcs // 2
 
     @property
     def weighted(self) -> bool:
         return self.weights is not None
 
     def degrees(self) -> np.ndarray:
+        """Degree of each node (directed: out-degree)."""
         return np.diff(self.indptr)
+
+    def in_degrees(self) -> np.ndarray:
+        """In-degree of each node (undirected: the degree)."""
+        return np.diff(self.in_indptr if self.directed else self.indptr)
+
+    def undirected(self) -> Graph:
+        """The symmetrised view: every arc an undirected edge (reciprocal arcs merge, keeping the
+        smaller weight, as :func:`build_graph` merges duplicates). The graph itself when it is
+        undirected; computed once per graph object. Its ``graph_id`` is the graph's with a ``u``
+        appended (so device caches keep the two apart)."""
+        if not self.directed:
+            return self
+        if "undirected" not in self._views:
+            src = np.repeat(np.arange(self.n, dtype=ID_DTYPE), np.diff(self.indptr))
+            view, _ = build_graph(self.node_ids[src], self.node_ids[self.indices], self.weights,
+                                  extra_nodes=self.node_ids)
+            self._views["undirected"] = Graph(
+                indptr=view.indptr, indices=view.indices, node_ids=view.node_ids,
+                weights=view.weights, graph_id=f"{self.graph_id}u" if self.graph_id else "")
+        return self._views["undirected"]
 
     def internal_ids(self, original: np.ndarray | list[int] | int) -> np.ndarray:
         """Internal ids of original ids; raises :class:`InvalidInput` for ids not in the graph."""
@@ -101,6 +138,11 @@ class Graph:
         out = {"indptr": self.indptr, "indices": self.indices, "node_ids": self.node_ids}
         if self.weights is not None:
             out["weights"] = self.weights
+        if self.directed:
+            out["in_indptr"] = self.in_indptr
+            out["in_indices"] = self.in_indices
+            if self.in_weights is not None:
+                out["in_weights"] = self.in_weights
         return out
 
     def nbytes(self) -> int:
@@ -108,8 +150,11 @@ class Graph:
 
 
 def content_id(graph: Graph) -> str:
-    """Content address of a graph: same nodes, edges and weights give the same id."""
+    """Content address of a graph: same nodes, edges, weights and directedness give the same
+    id (a directed build of some edges never shares the id of their undirected build)."""
     digest = hashlib.blake2b(digest_size=16)
+    if graph.directed:
+        digest.update(b"directed")
     for name, array in graph.arrays().items():
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(array).view(np.uint8).data)
@@ -123,8 +168,9 @@ def build_graph(
     *,
     extra_nodes: np.ndarray | None = None,
     settings: Settings | None = None,
+    directed: bool = False,
 ) -> tuple[Graph, NormalizationReport]:
-    """Normalise an edge list to an undirected simple graph in CSR form.
+    """Normalise an edge list to a simple graph in CSR form (undirected unless ``directed``).
 
     Parameters
     ----------
@@ -136,6 +182,9 @@ def build_graph(
         Original ids of nodes that exist even without edges (formats that declare ``n``).
     settings : Settings, optional
         Limits to enforce; defaults to the process settings.
+    directed : bool
+        Keep each edge as the arc ``src -> dst`` (duplicate arcs merged, self-loops dropped; the
+        arcs ``u -> v`` and ``v -> u`` are distinct) and build the in-CSR too.
 
     Returns
     -------
@@ -176,8 +225,11 @@ def build_graph(
     loops = src == dst
     self_loops = int(loops.sum())
     keep = ~loops
-    lo = np.minimum(src[keep], dst[keep])
-    hi = np.maximum(src[keep], dst[keep])
+    if directed:  # "lo -> hi" is the arc itself; the names follow the undirected case
+        lo, hi = src[keep], dst[keep]
+    else:
+        lo = np.minimum(src[keep], dst[keep])
+        hi = np.maximum(src[keep], dst[keep])
     w = None if weights is None else weights[keep]
 
     node_ids, lo_i, hi_i = _relabel(lo, hi, np.concatenate([extra, src[loops]]))
@@ -202,6 +254,9 @@ def build_graph(
     duplicates = int(lo.shape[0]) - m
     u, v = np.divmod(unique_key, max(n, 1))
     edge_weights = np.zeros(0) if w is None else w[first]
+    if directed:
+        graph = _directed_csr(u, v, None if w is None else edge_weights, node_ids)
+        return graph, NormalizationReport(edges_read, self_loops, duplicates)
     indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
     np.cumsum(np.bincount(u, minlength=n) + np.bincount(v, minlength=n), out=indptr[1:])
     indices = np.empty(2 * m, dtype=INDEX_DTYPE)
@@ -212,6 +267,23 @@ def build_graph(
     graph = Graph(indptr=indptr, indices=indices, node_ids=node_ids, weights=arc_weights)
     report = NormalizationReport(edges_read, self_loops, duplicates)
     return graph, report
+
+
+def _directed_csr(u: np.ndarray, v: np.ndarray, w: np.ndarray | None, node_ids: np.ndarray
+                  ) -> Graph:
+    """Out- and in-CSR of the distinct arcs ``u -> v``, given sorted by ``(u, v)``."""
+    n = int(node_ids.shape[0])
+    indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    # A stable sort by head keeps the tails ascending within each in-row.
+    order = np.argsort(v, kind="stable")
+    in_indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(v, minlength=n), out=in_indptr[1:])
+    return Graph(indptr=indptr, indices=v.astype(INDEX_DTYPE), node_ids=node_ids,
+                 weights=None if w is None else np.ascontiguousarray(w, dtype=np.float64),
+                 directed=True, in_indptr=in_indptr, in_indices=u[order].astype(INDEX_DTYPE),
+                 in_weights=None if w is None else np.ascontiguousarray(w[order],
+                                                                       dtype=np.float64))
 
 
 #: Ids up to this many times the endpoint count are relabelled through a dense lookup table.

@@ -62,6 +62,12 @@ def workers_key(settings: Settings) -> str:
     return settings.key("workers")
 
 
+def job_done_channel(settings: Settings, job_id: str) -> str:
+    """Pub/sub channel on which a job's final status is published as it is recorded, so that
+    long-polls (``GET /v1/jobs/{id}?wait=S``) answer at once instead of polling."""
+    return settings.key("job", job_id, "done")
+
+
 def encode_fields(fields: dict[str, Any]) -> dict[str, str]:
     """Record fields as stored: every value JSON."""
     return {key: json.dumps(value) for key, value in fields.items()}

@@ -16,11 +16,12 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel
 
-from graphgpu.kernels.core.errors import UnknownName
+from graphgpu.kernels.core.errors import InvalidInput, UnknownName
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.settings import get_settings
 
 Backend = Literal["cpu", "gpu"]
+DirectedRule = Literal["refuse", "symmetrise", "native"]
 BACKENDS: tuple[Backend, ...] = ("cpu", "gpu")
 
 #: Package whose sub-packages are the algorithm families (each registers itself on import).
@@ -95,6 +96,9 @@ class Estimate:
         Size of the result files.
     device_bytes : int or None
         Device (GPU) memory the GPU backend needs at its peak.
+    host_bytes : int or None
+        Host memory the job needs at its peak (an upper bound; generators: see
+        ``kernels/generators/estimates.py``).
     detail : str
         How it was estimated, for people (e.g. "sampled 64 of 5,242 roots").
     """
@@ -102,6 +106,7 @@ class Estimate:
     seconds: float | None = None
     result_bytes: int | None = None
     device_bytes: int | None = None
+    host_bytes: int | None = None
     detail: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -143,6 +148,11 @@ class Algorithm:
     merge : MergeFn or None
         Required with ``shards``; may raise :class:`~graphgpu.kernels.core.errors.KernelError` (the
         job fails).
+    directed : {"refuse", "symmetrise", "native"}
+        What the algorithm does on a directed graph (:func:`graph_view`): ``native`` runs on it
+        (out-CSR in ``indptr``/``indices``, in-CSR in ``in_*``); ``symmetrise`` runs on
+        :meth:`Graph.undirected` (the job records ``graph_view: "symmetrised"``); ``refuse``
+        (the API answers 422 naming ``directed``).
     """
 
     name: str
@@ -155,9 +165,36 @@ class Algorithm:
     estimate: EstimateFn | None = None
     shards: ShardFn | None = None
     merge: MergeFn | None = None
+    directed: DirectedRule = "refuse"
 
     def function(self, backend: Backend) -> AlgorithmFn:
         return self.cpu if backend == "cpu" else self.gpu
+
+
+def graph_view(algorithm: Algorithm, graph: Graph) -> tuple[Graph, str]:
+    """The graph ``algorithm`` runs on, and that view's name for job records.
+
+    Returns
+    -------
+    graph : Graph
+        ``graph`` itself, or its symmetrised view for a ``symmetrise`` algorithm on a directed
+        graph.
+    view : str
+        ``undirected``, ``directed`` or ``symmetrised``.
+
+    Raises
+    ------
+    InvalidInput
+        A directed graph and an algorithm that refuses them (``field="directed"``).
+    """
+    if not graph.directed:
+        return graph, "undirected"
+    if algorithm.directed == "native":
+        return graph, "directed"
+    if algorithm.directed == "symmetrise":
+        return graph.undirected(), "symmetrised"
+    raise InvalidInput(f"{algorithm.name} does not run on directed graphs; upload the graph "
+                       "without directed=true", field="directed", code="directed_graph")
 
 
 @dataclass(frozen=True)
@@ -182,6 +219,8 @@ class Generator:
     cpu: GeneratorFn
     gpu: GeneratorFn | None = None
     gpu_threshold_edges: int | None = None
+    #: Host (and device) memory of a run from its params, checked before queueing.
+    estimate: Callable[[Any, Backend], Estimate] | None = None
 
     def function(self, backend: Backend) -> GeneratorFn:
         if backend == "gpu" and self.gpu is not None:
@@ -242,19 +281,18 @@ def generators() -> dict[str, Generator]:
     return dict(_GENERATORS)
 
 
-def get_algorithm(name: str) -> Algorithm:
+def _named(table: dict[str, Any], name: str, kind: str) -> Any:
+    """``table[name]``, or :class:`UnknownName` listing the known names (``field=kind``)."""
     try:
-        return algorithms()[name]
+        return table[name]
     except KeyError:
-        known = ", ".join(sorted(_ALGORITHMS))
-        raise UnknownName(f"unknown algorithm {name!r}; known: {known}",
-                          field="algorithm") from None
+        known = ", ".join(sorted(table))
+        raise UnknownName(f"unknown {kind} {name!r}; known: {known}", field=kind) from None
+
+
+def get_algorithm(name: str) -> Algorithm:
+    return _named(algorithms(), name, "algorithm")
 
 
 def get_generator(name: str) -> Generator:
-    try:
-        return generators()[name]
-    except KeyError:
-        known = ", ".join(sorted(_GENERATORS))
-        raise UnknownName(f"unknown generator {name!r}; known: {known}",
-                          field="generator") from None
+    return _named(generators(), name, "generator")

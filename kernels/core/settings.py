@@ -6,6 +6,7 @@ other, read the same names for paths, Redis keys and limits.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -74,6 +75,27 @@ class Settings(BaseSettings):
         1000, ge=0, description="Queued plus running jobs per API key (0 = no limit).")
     log_format: str = Field("json", pattern="^(json|text)$",
                             description="`json` (one object a line) or `text` logs.")
+    max_name_length: int = Field(
+        200, ge=1, description="Longest graph name (upload or generator); control characters "
+                               "are refused whatever the length.")
+    parse_memory_bytes: int = Field(
+        default_factory=lambda: _physical_memory() // 4,
+        description="Host memory one upload's parse may use (default a quarter of RAM): an "
+                    "upload whose declared size or decompressed text needs more is refused "
+                    "with 413 and the estimate.")
+    stop_grace_seconds: float = Field(
+        2.0, ge=0, description="After a cancel or the job time limit, how long a kernel may "
+                               "take to stop on its own before its worker is killed (and "
+                               "restarted by `serve`).")
+    trusted_hosts: list[str] = Field(
+        default_factory=lambda: ["*"],
+        description='Host headers the API answers, as JSON (["api.example.org"]); "*" = any.')
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins allowed to call the API from a browser (CORS), as JSON; none by "
+                    "default.")
+    log_requests: bool = Field(False, description="Log every API request at info level "
+                                                  "(default: at debug, i.e. not shown).")
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -102,6 +124,14 @@ class Settings(BaseSettings):
     def key(self, *parts: str) -> str:
         """Redis key under this deployment's prefix, e.g. ``key("job", job_id)``."""
         return ":".join((self.redis_prefix, *parts))
+
+
+def _physical_memory() -> int:
+    """Bytes of RAM of this host (8 GiB where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 * 1024**3
 
 
 @lru_cache(maxsize=1)

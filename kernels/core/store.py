@@ -37,9 +37,24 @@ def load_npy(path: Path, mode: Literal["r", "c"] = "r") -> np.ndarray:
 
 
 def graph_metadata(graph: Graph) -> dict[str, Any]:
-    """Summary numbers of a graph (n, m, degrees, isolated nodes, bytes)."""
+    """Summary numbers of a graph (n, m, degrees, isolated nodes, bytes).
+
+    For a directed graph ``m`` counts arcs, the ``degree_*`` figures are of in- plus out-degree,
+    and ``out_degree_*``/``in_degree_*``, ``sources`` (no arc in) and ``sinks`` (no arc out) are
+    added.
+    """
     degrees = graph.degrees()
+    extra: dict[str, Any] = {}
+    if graph.directed:
+        out_deg, in_deg = degrees, graph.in_degrees()
+        degrees = out_deg + in_deg
+        for kind, deg in (("out", out_deg), ("in", in_deg)):
+            extra[f"{kind}_degree_min"] = int(deg.min()) if graph.n else 0
+            extra[f"{kind}_degree_max"] = int(deg.max()) if graph.n else 0
+        extra["sources"] = int((in_deg == 0).sum())
+        extra["sinks"] = int((out_deg == 0).sum())
     return {
+        "directed": graph.directed,
         "n": graph.n,
         "m": graph.m,
         "weighted": graph.weighted,
@@ -50,6 +65,7 @@ def graph_metadata(graph: Graph) -> dict[str, Any]:
         "node_id_min": int(graph.node_ids[0]) if graph.n else 0,
         "node_id_max": int(graph.node_ids[-1]) if graph.n else 0,
         "bytes": graph.nbytes(),
+        **extra,
     }
 
 
@@ -147,12 +163,13 @@ class GraphStore:
         # graphs) compiled instead of compiling read-only variants on their first call.
         arrays = {
             stem: load_npy(folder / f"{stem}.npy", mode="c")
-            for stem in ("indptr", "indices", "node_ids", "weights")
+            for stem in ("indptr", "indices", "node_ids", "weights", "in_indptr", "in_indices",
+                         "in_weights")
             if (folder / f"{stem}.npy").exists()
         }
         if not mmap:
             arrays = {stem: np.array(array) for stem, array in arrays.items()}
-        return Graph(**arrays, graph_id=graph_id)
+        return Graph(**arrays, graph_id=graph_id, directed="in_indptr" in arrays)
 
     def node_ids(self, graph_id: str) -> np.ndarray:
         """Original node ids of a stored graph (memory-mapped)."""

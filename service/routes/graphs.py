@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import zlib
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -11,14 +14,16 @@ from starlette.concurrency import run_in_threadpool
 from graphgpu.kernels.core.errors import KernelError
 from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.io.formats import FORMATS, parse_graph
-from graphgpu.kernels.core.registry import get_generator
-from graphgpu.kernels.generators import validate_params
+from graphgpu.kernels.core.registry import Generator, get_generator
+from graphgpu.kernels.generators import preferred_backend, validate_params
 from graphgpu.service.auth import Caller, caller
 from graphgpu.service.deps import State, state
 from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
+from graphgpu.service.limits import check_device_memory, check_host_memory
 from graphgpu.service.routes.jobs import job_out, require_backend, validation_error
 from graphgpu.service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
-from graphgpu.service.uploads import read_upload
+from graphgpu.service.uploads import parse_slot, read_upload
+from graphgpu.service.validation import check_name, file_name, strict_params
 
 router = APIRouter(prefix="/v1/graphs", tags=["graphs"])
 
@@ -29,10 +34,11 @@ Formats: `edgelist` (SNAP style: whitespace/comma/tab separated `u v [w]`, `#`/`
 (`{"edges": [[u, v], ...]}`), or `auto` (detected; never picks METIS). Any of them may be gzip'd.
 
 The graph is normalised to an undirected simple graph (symmetrised, self-loops dropped, duplicate
-edges merged; the response counts each) and stored content-addressed: uploading the same graph
-again returns the existing id with status 200 instead of 201. Graphs belong to the API key's
-tenant: another tenant uploading the same content gets the same id but its own copy of the
-metadata (name, time), and neither sees the other's."""
+edges merged; the response counts each), or with `directed=true` to a directed one (arcs keep
+their direction; duplicate arcs merged, self-loops dropped), and stored content-addressed:
+uploading the same graph again returns the existing id with status 200 instead of 201. Graphs
+belong to the API key's tenant: another tenant uploading the same content gets the same id but
+its own copy of the metadata (name, time), and neither sees the other's."""
 
 _UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
     "application/octet-stream": {
@@ -52,12 +58,31 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+#: Formats whose files can say which way an edge goes (MTX only when its symmetry is general).
+DIRECTED_FORMATS = ("edgelist", "mtx", "json")
+
+
+def _mtx_symmetric(data: bytes) -> bool:
+    """Whether a Matrix Market upload (plain or gzip'd) declares ``symmetric`` on line 1."""
+    head = bytes(data[:4096])
+    if head[:2] == b"\x1f\x8b":
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(bytes(data[:65536]), 4096)
+    return b"symmetric" in head.split(b"\n", 1)[0].lower()
+
+
 def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State,
-                     tenant: str) -> tuple[dict, bool]:
-    """Store the graph and give ``tenant`` its claim; True if the claim is new."""
+                     tenant: str, directed: bool = False) -> tuple[dict, bool]:
+    """Store the graph and give ``tenant`` its claim; True if the claim is new.
+
+    ``directed`` keeps arc directions for the formats that carry them (:data:`DIRECTED_FORMATS`,
+    MTX ``general``); a symmetric MTX, METIS or CNP file is stored undirected.
+    """
     parsed = parse_graph(data, fmt, settings=st.settings)
+    directed = directed and parsed.format in DIRECTED_FORMATS and not (
+        parsed.format == "mtx" and _mtx_symmetric(data))
     graph, report = build_graph(parsed.src, parsed.dst, parsed.weights,
-                                extra_nodes=parsed.extra_nodes, settings=st.settings)
+                                extra_nodes=parsed.extra_nodes, settings=st.settings,
+                                directed=directed)
     source = {"format": parsed.format, "compressed": parsed.compressed, "bytes": len(data)}
     meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
     # The last other owner's delete may remove the files between the put and the claim: claim
@@ -77,6 +102,10 @@ async def upload_graph(
     response: Response,
     format: Annotated[str, Query(description=f"One of {', '.join(FORMATS)}.")] = "auto",
     name: Annotated[str | None, Query(max_length=200)] = None,
+    directed: Annotated[bool, Query(description=(
+        "Keep edge directions (edgelist, json, mtx general: `u v` is the arc u -> v); the "
+        "graph then has an in- and an out-CSR. Symmetric MTX, METIS and CNP stay "
+        "undirected."))] = False,
 ) -> dict[str, Any]:
     st = state(request)
     if format not in FORMATS:
@@ -84,12 +113,17 @@ async def upload_graph(
                        field="format")
     upload = await read_upload(request, st.settings.max_upload_bytes)
     fmt = upload.fields.get("format", format)
-    name = upload.fields.get("name", name) or upload.filename
+    if fmt not in FORMATS:  # the multipart field, checked as the query parameter is
+        raise ApiError(422, "unknown_format", f"format must be one of {', '.join(FORMATS)}",
+                       field="format")
+    name = check_name(upload.fields.get("name", name), st.settings) or file_name(
+        upload.filename, st.settings)
     tenant = caller(request).tenant
     try:
         # New for this tenant, whoever stored the content first (not the caller's business).
-        meta, created = await run_in_threadpool(_parse_and_store, upload.data, fmt, name, st,
-                                                tenant)
+        async with parse_slot(upload.data):
+            meta, created = await run_in_threadpool(_parse_and_store, upload.data, fmt, name,
+                                                    st, tenant, directed)
     except KernelError as exc:
         raise from_kernel_error(exc) from None
     response.status_code = 201 if created else 200
@@ -142,6 +176,22 @@ def delete_graph(graph_id: str, request: Request) -> Response:
     return Response(status_code=204)
 
 
+def _check_generator_memory(st: State, generator: Generator, params: Any,
+                            requested: str) -> dict[str, Any] | None:
+    """The generator's memory estimate on the backend it will likely run on, refused (413) when
+    no live worker has that much host (or GPU) memory available."""
+    if generator.estimate is None:
+        return None
+    workers = st.jobs.live_workers()
+    gpu = requested != "cpu" and any(w["backend"] == "gpu" for w in workers)
+    backend = preferred_backend(generator.name, params, gpu=gpu)
+    record = {"backend": backend, **generator.estimate(params, backend).as_dict()}
+    check_host_memory(workers, record)
+    if backend == "gpu":
+        check_device_memory(workers, record)
+    return record
+
+
 @router.post("/generate", operation_id="graphs-generate", summary="Generate a graph",
              status_code=202, response_model=JobOut, responses=_ERRORS,
              description="Queue a generator job; its result's summary holds the new `graph_id`. "
@@ -152,17 +202,46 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
         generator = get_generator(body.generator)
     except KernelError as exc:
         raise ApiError(422, exc.code, exc.message, field="generator") from None
+    check_name(body.name, st.settings)
     try:
-        params = validate_params(generator.name, body.params)
+        params = validate_params(generator.name, strict_params(generator.params_model,
+                                                               body.params))
     except ValidationError as exc:
         raise validation_error(exc) from None
     except KernelError as exc:
         raise from_kernel_error(exc, field_prefix="params.") from None
     require_backend(st, body.backend)
+    estimate = _check_generator_memory(st, generator, params, body.backend)
     who = caller(request)
     record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
                                params=params.model_dump(mode="json"), backend=body.backend,
                                idempotency_key=None, owner=who.tenant, key_id=who.key_id,
-                               extra={"graph_name": body.name})
+                               extra={"graph_name": body.name,
+                                      **({"estimate": estimate} if estimate else {})})
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
+
+
+@router.get("/{graph_id}/edges", operation_id="graphs-edges", summary="A graph's edges",
+            responses={200: {"content": {"application/octet-stream": {}},
+                             "description": "NumPy .npz: `src`, `dst` (original ids) and, for a "
+                                            "weighted graph, `weight`."},
+                       **_ERRORS},
+            response_class=Response)
+def get_edges(graph_id: str, request: Request) -> Response:
+    """The stored graph's edges as a NumPy ``.npz`` of ``src``, ``dst`` (original node ids) and
+    ``weight`` when weighted: each undirected edge once (``src < dst``), each arc of a directed
+    graph once. Isolated nodes are in ``nodes``."""
+    graph = state(request).graphs.load(graph_id)
+    indptr = np.asarray(graph.indptr)
+    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(indptr))
+    cols = np.asarray(graph.indices, dtype=np.int64)
+    keep = slice(None) if graph.directed else rows < cols
+    ids = np.asarray(graph.node_ids)
+    arrays = {"src": ids[rows[keep]], "dst": ids[cols[keep]], "nodes": ids}
+    if graph.weights is not None:
+        arrays["weight"] = np.asarray(graph.weights)[keep]
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return Response(buffer.getvalue(), media_type="application/octet-stream",
+                    headers={"Content-Disposition": f"attachment; filename={graph_id}.npz"})

@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
+import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
 from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.errors import KernelError
-from graphgpu.kernels.core.registry import Algorithm, Backend, Estimate, get_algorithm
+from graphgpu.kernels.core.registry import (
+    Algorithm,
+    Backend,
+    Estimate,
+    get_algorithm,
+    graph_view,
+)
 from graphgpu.kernels.core.store import load_npy
+from graphgpu.service import results
 from graphgpu.service.auth import caller
 from graphgpu.service.deps import State, state
-from graphgpu.service.errors import ApiError, Conflict, NotFound
-from graphgpu.service.limits import check_device_memory, default_device_bytes
+from graphgpu.service.errors import ApiError, Conflict, NotFound, check_id
+from graphgpu.service.limits import (
+    check_device_memory,
+    check_host_memory,
+    default_device_bytes,
+    default_host_bytes,
+    job_slots,
+)
 from graphgpu.service.schemas import (
     ErrorBody,
     JobList,
@@ -28,13 +41,15 @@ from graphgpu.service.schemas import (
     JobStatus,
     ResultOut,
 )
+from graphgpu.service.validation import check_node_values, strict_params
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (404, 409, 413, 422)
 }
-_CSV_CHUNK_ROWS = 1 << 16
+#: Longest long-poll (``GET /v1/jobs/{id}?wait=``), in seconds: below common proxy timeouts.
+MAX_WAIT_SECONDS = 30
 
 
 def job_out(record: dict[str, Any]) -> dict[str, Any]:
@@ -70,6 +85,8 @@ def _check_node_params(st: State, graph_id: str, names: tuple[str, ...], params:
     node_ids = st.graphs.node_ids(graph_id)
     for name in names:
         value = getattr(params, name)
+        check_node_values(np.asarray(value if value is not None else [], dtype=object)
+                          .ravel().tolist(), f"params.{name}")
         values = np.atleast_1d(np.asarray(value if value is not None else [], dtype=np.int64))
         pos = np.searchsorted(node_ids, values)
         found = (pos < node_ids.shape[0]) & (node_ids[np.minimum(pos, node_ids.shape[0] - 1)]
@@ -95,12 +112,15 @@ def _check_estimate(st: State, algorithm: Algorithm, graph_id: str, params: Any,
     GPU workers (with a default device estimate for algorithms that make none).
     """
     backend = _estimate_backend(st, requested)
-    if algorithm.estimate is None and backend == "cpu":
+    if algorithm.estimate is None and backend == "cpu":  # (the default is not recorded)
+        check_host_memory(st.jobs.live_workers(), {
+            "backend": backend, "host_bytes": default_host_bytes(st.graphs.meta(graph_id))})
         return None
     estimate = Estimate()
     if algorithm.estimate is not None:
         try:
-            estimate = algorithm.estimate(st.graphs.load(graph_id), params, backend)
+            graph, _ = graph_view(algorithm, st.graphs.load(graph_id))
+            estimate = algorithm.estimate(graph, params, backend)
         except KernelError as exc:
             raise ApiError(422, exc.code, exc.message,
                            field=f"params.{exc.field}" if exc.field else "params") from None
@@ -120,6 +140,9 @@ def _check_estimate(st: State, algorithm: Algorithm, graph_id: str, params: Any,
                        f"GRAPHGPU_MAX_JOB_SECONDS={limits.max_job_seconds}"
                        f"{'; ' + estimate.detail if estimate.detail else ''}",
                        field="params", extra={"estimate": record})
+    host = {} if estimate.host_bytes is not None else {  # (a default, not recorded)
+        "host_bytes": default_host_bytes(st.graphs.meta(graph_id), estimate.result_bytes)}
+    check_host_memory(st.jobs.live_workers(), {**record, **host})
     if backend == "gpu":
         check_device_memory(st.jobs.live_workers(), record)
     return record
@@ -143,15 +166,18 @@ def submit_job(
     st = state(request)
     try:
         algorithm = get_algorithm(body.algorithm)
-        params = algorithm.params_model.model_validate(body.params)
+        params = strict_params(algorithm.params_model, body.params)
     except KernelError as exc:
         raise ApiError(422, exc.code, exc.message, field="algorithm") from None
     except ValidationError as exc:
         raise validation_error(exc) from None
+    check_id(body.graph_id, "graph", "graph_id")
     who = caller(request)
     if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
-    st.graphs.meta(body.graph_id)
+    if st.graphs.meta(body.graph_id).get("directed") and algorithm.directed == "refuse":
+        raise ApiError(422, "directed_graph", f"{algorithm.name} does not run on directed "
+                       "graphs; upload the graph without directed=true", field="directed")
     _check_node_params(st, body.graph_id, algorithm.node_params, params)
     require_backend(st, body.backend)
     estimate = _check_estimate(st, algorithm, body.graph_id, params, body.backend)
@@ -159,7 +185,8 @@ def submit_job(
         kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
         params=params.model_dump(mode="json"), backend=body.backend,
         idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
-        extra={"estimate": estimate} if estimate else None,
+        extra={**({"estimate": estimate} if estimate else {}),
+               **job_slots(algorithm, params, st.settings)} or None,
     )
     response.status_code = 202 if created else 200
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
@@ -180,18 +207,56 @@ def list_jobs(
 
 @router.get("/{job_id}", operation_id="jobs-get", summary="Poll a job", response_model=JobOut,
             responses=_ERRORS)
-def get_job(job_id: str, request: Request, response: Response) -> dict[str, Any]:
-    record = state(request).jobs.get(job_id)
+async def get_job(
+    job_id: str,
+    request: Request,
+    response: Response,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS, description=(
+        "Long-poll: answer as soon as the job ends, or after this many seconds."))] = 0,
+) -> dict[str, Any]:
+    """The job as it is now; with `wait`, as soon as it has ended (or when `wait` runs out)."""
+    st = state(request)
+    if wait > 0:
+        record = await _long_poll(request, st, job_id, wait)
+    else:
+        record = await run_in_threadpool(st.jobs.get, job_id)
     if record["status"] not in protocol.FINISHED:
         response.headers["Retry-After"] = "1"
     return job_out(record)
+
+
+async def _long_poll(request: Request, st: State, job_id: str, seconds: float) -> dict[str, Any]:
+    """The job's record once it has ended, or after ``seconds``.
+
+    Subscribes to the job's done channel (workers publish on it in the transaction that records
+    the final status) before reading the record, so an ending between the two is not missed.
+    """
+    pubsub = request.app.state.async_redis.pubsub()
+    try:
+        await pubsub.subscribe(protocol.job_done_channel(st.settings, job_id))
+        record = await run_in_threadpool(st.jobs.get, job_id)
+        deadline = time.monotonic() + seconds
+        while record["status"] not in protocol.FINISHED:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            # Blocks on the socket; returns None at once for the subscribe confirmation.
+            if await pubsub.get_message(ignore_subscribe_messages=True, timeout=left):
+                record = await run_in_threadpool(st.jobs.get, job_id)
+    finally:
+        await pubsub.aclose()
+    return record
 
 
 @router.delete("/{job_id}", operation_id="jobs-cancel", summary="Cancel a job",
                response_model=JobOut, responses=_ERRORS)
 def cancel_job(job_id: str, request: Request) -> dict[str, Any]:
     """A queued job never runs; a running job stops at its next progress report."""
-    return job_out(state(request).jobs.cancel(job_id))
+    st = state(request)
+    record = st.jobs.cancel(job_id)
+    if record["status"] in protocol.FINISHED:  # canceled while queued: wake its long-polls
+        st.redis.publish(protocol.job_done_channel(st.settings, job_id), record["status"])
+    return job_out(record)
 
 
 def _manifest(st: State, record: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
@@ -212,90 +277,28 @@ def _manifest(st: State, record: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
     return folder, manifest
 
 
-def _csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
-    columns = [load_npy(folder / f"{f}.npy") for f in ["node_id", *fields]]
-    formats = ["%d" if np.issubdtype(c.dtype, np.integer) else "%.17g" for c in columns]
-    yield (",".join(["node_id", *fields]) + "\n").encode()
-    for start in range(0, columns[0].shape[0], _CSV_CHUNK_ROWS):
-        block = [np.asarray(c[start:start + _CSV_CHUNK_ROWS]) for c in columns]
-        buffer = io.StringIO()
-        table = np.rec.fromarrays(block)
-        np.savetxt(buffer, table, fmt=formats, delimiter=",")
-        yield buffer.getvalue().encode()
-
-
-def _json_distances(values: np.ndarray) -> list[Any]:
-    """A row of a distance matrix for JSON: unreachable (-1 hop count, inf) becomes null."""
-    unreachable = values < 0 if np.issubdtype(values.dtype, np.integer) else ~np.isfinite(values)
-    out: list[Any] = values.tolist()
-    for i in np.flatnonzero(unreachable).tolist():
-        out[i] = None
-    return out
-
-
-def _json_array(path: Path, limit: int) -> list[Any]:
-    """An array for the JSON result; a node x node matrix row by row, refused over ``limit``."""
-    array = load_npy(path)
-    if array.ndim != 2:
-        return np.asarray(array).tolist()
-    if array.size > limit:
-        raise ApiError(413, "result_too_large",
-                       f"the {array.shape[0]:,} x {array.shape[1]:,} matrix '{path.stem}' is too "
-                       "large for JSON; ask for ?rows=<ids> or ?format=npy&field=" + path.stem,
-                       field="format")
-    return [_json_distances(np.asarray(row)) for row in array]
-
-
-def _matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param: str,
-                 limit: int) -> dict[str, dict[str, Any]]:
-    """Rows of a node x node result matrix by original node id, read from its memory map.
-
-    Returns ``{source id: {target id: value}}`` with unreachable as null; 422 for a malformed
-    list, an unknown node or a field that is no matrix; 413 when the slice passes ``limit``.
-    """
-    try:
-        ids = np.array([int(x) for x in wanted.split(",") if x.strip()], dtype=np.int64)
-    except ValueError:
-        ids = np.zeros(0, dtype=np.int64)
-    if ids.size == 0:
-        raise ApiError(422, "invalid_rows", f"{param} must be comma-separated node ids",
-                       field=param)
-    matrix = load_npy(folder / f"{field}.npy") if field in arrays else None
-    node_ids = load_npy(folder / "node_id.npy")
-    n = node_ids.shape[0]
-    if matrix is None or matrix.shape != (n, n):
-        matrices = [a for a in arrays if load_npy(folder / f"{a}.npy").ndim == 2]
-        raise ApiError(422, "unknown_field", f"field must be a node x node matrix of this result "
-                       f"({', '.join(matrices) or 'it has none'})", field="field")
-    pos = np.searchsorted(node_ids, ids)
-    found = (pos < n) & (np.asarray(node_ids[np.minimum(pos, n - 1)]) == ids)
-    if not found.all():
-        raise ApiError(422, "unknown_node", f"{param}: node {int(ids[~found][0])} is not in the "
-                       "graph", field=param)
-    if ids.size * n > limit:
-        raise ApiError(413, "result_too_large", f"{ids.size} rows of {n:,} values are too many "
-                       "for JSON; ask for fewer rows or ?format=npy&field=" + field, field=param)
-    targets = [str(i) for i in np.asarray(node_ids).tolist()]
-    return {str(source): dict(zip(targets, _json_distances(np.asarray(matrix[row])),
-                                  strict=True))
-            for source, row in zip(ids.tolist(), pos.tolist(), strict=True)}
-
-
 @router.get("/{job_id}/result", operation_id="jobs-result", summary="A finished job's result",
-            response_model=ResultOut, responses=_ERRORS)
+            response_model=ResultOut,
+            responses={**_ERRORS, 501: {"model": ErrorBody, "description":
+                                        "format=parquet on a service without pyarrow."}})
 def get_result(
     job_id: str,
     request: Request,
-    format: Literal["json", "csv", "npy"] = "json",
+    format: Literal["json", "csv", "npy", "parquet"] = "json",
     field: Annotated[str | None, Query(description="Array to send with format=npy.")] = None,
     rows: Annotated[str | None, Query(description=(
         "Comma-separated original ids: JSON {source id: {target id: value}} of those rows of "
         "a node x node matrix (`field`, default `distance`), unreachable as null."))] = None,
     sources: Annotated[str | None, Query(description="Alias of `rows`.")] = None,
+    fields: Annotated[Literal["all", "summary"], Query(description=(
+        "`summary`: JSON without `node_values` and `arrays` (their names are in `available`), "
+        "cheap whatever the result's size."))] = "all",
 ) -> Any:
-    """Node values are keyed by original node id. `csv` streams one row per node;
-    `npy` sends one array (`field`: `node_id`, a node value or another array); `rows` (or
-    `sources`) slices a node x node matrix such as apsp's `distance` without loading it."""
+    """Node values are keyed by original node id. `csv` streams one row per node (a result
+    without node values: a node x node matrix row by row, else its arrays as columns, else its
+    summary as `name,value` rows); `npy` sends one array (`field`: `node_id`, a node value or
+    another array); `rows` (or `sources`) slices a node x node matrix such as apsp's `distance`
+    without loading it."""
     st = state(request)
     record = st.jobs.get(job_id)
     folder, manifest = _manifest(st, record)
@@ -304,13 +307,19 @@ def get_result(
         param = "rows" if rows is not None else "sources"
         if format != "json":
             raise ApiError(422, "invalid_rows", f"{param} needs format=json", field=param)
-        return JSONResponse(_matrix_rows(folder, arrays, field or "distance",
-                                         rows if rows is not None else sources, param,
-                                         st.settings.max_json_result_nodes))
+        return JSONResponse(results.matrix_rows(folder, arrays, field or "distance",
+                                                rows if rows is not None else sources, param,
+                                                st.settings.max_json_result_nodes))
     if format == "csv":
         disposition = {"Content-Disposition": f"attachment; filename={job_id}.csv"}
-        return StreamingResponse(_csv_rows(folder, node_fields), media_type="text/csv",
-                                 headers=disposition)
+        body = (results.csv_rows(folder, node_fields) if node_fields
+                else results.csv_without_node_values(folder, arrays, manifest["summary"]))
+        return StreamingResponse(body, media_type="text/csv", headers=disposition)
+    if format == "parquet":
+        return Response(results.parquet(folder, node_fields, arrays),
+                        media_type="application/vnd.apache.parquet",
+                        headers={"Content-Disposition":
+                                 f"attachment; filename={job_id}.parquet"})
     if format == "npy":
         available = ["node_id", *node_fields, *arrays]
         name = field or (node_fields[0] if node_fields else None)
@@ -319,20 +328,28 @@ def get_result(
                            field="field")
         return FileResponse(folder / f"{name}.npy", media_type="application/octet-stream",
                             filename=f"{job_id}.{name}.npy")
-    n = manifest["n"]
-    if node_fields and n > st.settings.max_json_result_nodes:
-        raise ApiError(413, "result_too_large", f"{n} nodes are too many for JSON; use "
-                       "?format=csv or ?format=npy&field=...", field="format")
-    ids = load_npy(folder / "node_id.npy").tolist() if node_fields else []
-    return {
+    head = {
         "job_id": job_id,
         "algorithm": record["algorithm"],
         "graph_id": record.get("graph_id"),
         "backend": record["backend"],
         "device": record["device"],
+        "graph_view": manifest.get("graph_view"),
+        "node_id_fields": manifest.get("node_id_fields", []),
         "summary": manifest["summary"],
+        "available": {"node_values": list(node_fields), "arrays": list(arrays)},
+    }
+    if fields == "summary":
+        return {**head, "node_values": {}, "arrays": {}}
+    n = manifest["n"]
+    if node_fields and n > st.settings.max_json_result_nodes:
+        raise ApiError(413, "result_too_large", f"{n} nodes are too many for JSON; use "
+                       "?fields=summary, ?format=csv or ?format=npy&field=...", field="format")
+    ids = load_npy(folder / "node_id.npy").tolist() if node_fields else []
+    return {
+        **head,
         "node_values": {f: dict(zip(map(str, ids), load_npy(folder / f"{f}.npy").tolist(),
                                     strict=True)) for f in node_fields},
-        "arrays": {a: _json_array(folder / f"{a}.npy", st.settings.max_json_result_nodes)
-                   for a in arrays},
+        "arrays": {a: results.json_array(folder / f"{a}.npy",
+                                         st.settings.max_json_result_nodes) for a in arrays},
     }

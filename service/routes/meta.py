@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from redis.exceptions import RedisError
 
 from graphgpu.kernels.core.registry import BACKENDS, algorithms, generators
+from graphgpu.service.auth import caller
 from graphgpu.service.deps import state
 from graphgpu.service.errors import ApiError
 from graphgpu.service.schemas import (
@@ -57,7 +58,18 @@ def list_generators() -> dict[str, Any]:
 @router.get("/workers", operation_id="workers-list", summary="Live workers",
             response_model=WorkerList)
 def list_workers(request: Request) -> dict[str, Any]:
-    return {"workers": state(request).jobs.live_workers()}
+    """Live workers; hosts and pids only for an admin, and a running job only to its tenant."""
+    st, who = state(request), caller(request)
+    workers = st.jobs.live_workers()
+    if who.admin:
+        return {"workers": workers}
+    shown = []
+    for worker in workers:
+        job = worker.get("current_job")
+        visible = job is not None and who.sees(st.jobs.owner(job))
+        shown.append({**{k: v for k, v in worker.items() if k not in ("host", "pid")},
+                      "current_job": job if visible else None})
+    return {"workers": shown}
 
 
 @probes.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)

@@ -70,6 +70,7 @@ def test_generate_run_wait_status_and_results(gg, tmp_path):
     assert done["status"] == "succeeded"
     assert done["summary"].items() >= {"source": 0, "reached": 20, "max_level": 7}.items()
     job_id = done["job_id"]
+    assert done["fetch"] == [f"graphgpu result {job_id} --format csv -o {job_id}.csv"]
 
     code, out, _ = gg("status", job_id)
     assert code == 0 and json.loads(out)["status"] == "succeeded"
@@ -90,6 +91,10 @@ def test_generate_run_wait_status_and_results(gg, tmp_path):
     assert gg("result", job_id, "--format", "npy", "--field", "level", "-o", str(npy_path))[0] == 0
     level = np.load(npy_path, allow_pickle=False)
     assert level.tolist() == [int(r.split(",")[1]) for r in rows[1:]]
+    parquet_path = tmp_path / "r.parquet"
+    assert gg("result", job_id, "--format", "parquet", "-o", str(parquet_path))[0] == 0
+    import pandas as pd
+    assert pd.read_parquet(parquet_path)["level"].tolist() == level.tolist()
 
 
 def test_run_without_wait_then_cancel(gg, stack, edge_file):
@@ -138,10 +143,15 @@ def test_errors_and_exit_codes(gg, tmp_path, stack):
 def test_serve_and_worker_exec_the_modules(monkeypatch):
     calls: list[list[str]] = []
     monkeypatch.setattr(os, "execv", lambda exe, argv: calls.append([exe, *argv]))
-    monkeypatch.delenv("GRAPHGPU_PORT", raising=False)
+    # setenv records the variables' state before the test, which teardown restores: serve
+    # writes them into os.environ, and later tests must not inherit what it wrote.
+    monkeypatch.setenv("GRAPHGPU_PORT", "8000")
+    monkeypatch.setenv("GRAPHGPU_LOG_REQUESTS", "false")
     assert main(["serve", "--port", "9999"]) == 0
     assert calls[-1] == [sys.executable, sys.executable, "-m", "graphgpu.service"]
     assert os.environ["GRAPHGPU_PORT"] == "9999"
-    monkeypatch.delenv("GRAPHGPU_PORT")
+    assert os.environ["GRAPHGPU_LOG_REQUESTS"] == "false"  # not asked for
+    assert main(["serve", "--log-requests"]) == 0
+    assert os.environ["GRAPHGPU_LOG_REQUESTS"] == "true"
     assert main(["worker", "--backend", "cpu", "--burst"]) == 0
     assert calls[-1][2:] == ["-m", "graphgpu.workers", "--backend", "cpu", "--burst"]

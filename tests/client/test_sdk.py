@@ -66,10 +66,10 @@ def test_upload_networkx_keeps_isolated_nodes_and_weights(client):
     assert graph.created and graph.name == "nx"
     assert client.upload_networkx(nxg).created is False
 
-    with pytest.raises(ValueError, match="non-negative integer"):
-        client.upload_networkx(nx.Graph([("a", "b")]))
-    with pytest.raises(ValueError, match="non-negative integer"):
-        client.upload_networkx(nx.Graph([(-1, 2)]))
+    # Other labels are numbered in node order and kept on the returned graph.
+    assert client.upload_networkx(nx.Graph([("a", "b")])).labels == ("a", "b")
+    assert client.upload_networkx(nx.Graph([(-1, 2)])).labels == (-1, 2)
+    assert graph.labels is None
 
 
 def test_upload_edges_from_numpy(client):

@@ -136,9 +136,19 @@ def _entries(lines: io.StringIO) -> list[dict]:
     return [json.loads(line) for line in lines.getvalue().splitlines()]
 
 
+def test_api_access_log_is_quiet_unless_asked(redis_url: str, tmp_path) -> None:
+    settings = Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix="quietlog",
+                        api_keys={"k": "alice"})
+    with _in_process_api(settings, headers={"Authorization": "Bearer k"}) as (http, lines):
+        for _ in range(3):
+            assert http.get("/v1/health").status_code == 200
+        assert http.get("/v1/graphs").status_code == 200
+    assert [e for e in _entries(lines) if e["logger"] == "graphgpu.api"] == []
+
+
 def test_api_access_log_names_tenant_and_job(redis_url: str, tmp_path) -> None:
     settings = Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix="accesslog",
-                        api_keys={"k": "alice"})
+                        api_keys={"k": "alice"}, log_requests=True)
     with _in_process_api(settings, headers={"Authorization": "Bearer k"}) as (http, lines):
         graph = http.post("/v1/graphs", content=PATH_WITH_TAIL).json()
         job = http.post("/v1/jobs", json={"graph_id": graph["id"], "algorithm": "bfs",

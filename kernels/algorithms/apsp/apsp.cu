@@ -1,13 +1,14 @@
-// All-pairs shortest paths (driven by kernels/apsp.py; compiled through CuPy's NVRTC, no headers).
+// All-pairs shortest paths (driven by kernels/algorithms/apsp/gpu.py; compiled through CuPy's
+// NVRTC, no headers).
 //
 //   * apsp_bfs_level: the per-level step of the unweighted all-pairs BFS. The bit-parallel sweep
-//     itself (ms_seed / ms_pull, 64 sources per word) is kernels/cuda/centrality.cu's; this kernel
-//     takes the bits found at one level and writes them into the distance rows (or, without a
-//     matrix, reduces them to per-node distance sums and eccentricities).
+//     itself (ms_seed / ms_pull, 64 sources per word) is kernels/algorithms/common/bitset_bfs.cu;
+//     this kernel takes the bits found at one level and writes them into the distance rows (or,
+//     without a matrix, reduces them to per-node distance sums and eccentricities).
 //   * fw_diag / fw_panel / fw_rest: blocked Floyd-Warshall on a padded TILE-multiple matrix,
 //     min-plus tiles in shared memory, three phases per block row. The schedule fixes every
 //     value (each update is one rounded addition and an exact minimum), so the CPU version in
-//     kernels/apsp.py, which follows the same schedule, gets the same bits.
+//     kernels/algorithms/apsp/cpu.py, which follows the same schedule, gets the same bits.
 //   * apsp_bf_sweep: batched Bellman-Ford (one thread per (vertex, source), sources contiguous),
 //     in place until a sweep changes nothing: the least fixpoint, i.e. Dijkstra's distances.
 
@@ -121,50 +122,81 @@ __device__ void fw_panel_impl(T* d, i64 stride, int kb) {
     if (row) store_block(s, d, stride, k0, o0); else store_block(s, d, stride, o0, k0);
 }
 
+// Four consecutive values, moved as one 16-byte (float) or 32-byte (double) access.
+template <typename T>
+struct alignas(4 * sizeof(T)) Quad {
+    T v[4];
+};
+
+template <typename T>
+__device__ __forceinline__ Quad<T> load_quad(const T* p) {
+    return *reinterpret_cast<const Quad<T>*>(p);
+}
+
+template <typename T>
+__device__ __forceinline__ void store_quad(T* p, const Quad<T>& q) {
+    *reinterpret_cast<Quad<T>*>(p) = q;
+}
+
+// min(c, a + b) in two instructions (FADD, FMNMX); the same value as `a + b < c ? a + b : c`,
+// distances being never NaN (weights are finite and nonnegative).
+__device__ __forceinline__ float min_plus(float c, float a, float b) { return fminf(c, a + b); }
+__device__ __forceinline__ double min_plus(double c, double a, double b) { return fmin(c, a + b); }
+
 // Phase 3: every block (i, j) off the pivot row and column: c = min(c, a (min,+) b) with a the
-// block (i, k) and b the block (k, j), both final for this round; k in chunks of KC.
+// block (i, k) and b the block (k, j), both final for this round; k in chunks of KC. Thread
+// (ty, tx) owns the 4 x 4 cell of rows 4 ty.. and columns 4 tx..: each k costs it two quad
+// reads of shared memory (a quad of a's row per 4 k, a quad of b's row per k) for 16 updates,
+// where one word per read took four times as many. The minimum over k is exact, so the order
+// of the k does not change a bit of the result.
 template <typename T>
 __device__ void fw_rest_impl(T* d, i64 stride, int kb) {
-    __shared__ T a[TILE][KC + 1];  // a[i][k]
-    __shared__ T b[KC][TILE];      // b[k][j]
+    __shared__ __align__(32) T a[TILE][KC + 4];  // a[i][k]; rows padded, still whole quads
+    __shared__ __align__(32) T b[KC][TILE];      // b[k][j]
     const int bi = blockIdx.y < kb ? blockIdx.y : blockIdx.y + 1;
     const int bj = blockIdx.x < kb ? blockIdx.x : blockIdx.x + 1;
     const int i0 = bi * TILE, j0 = bj * TILE, k0 = kb * TILE;
     const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
     T acc[4][4];
 #pragma unroll
-    for (int p = 0; p < 4; ++p)
+    for (int p = 0; p < 4; ++p) {
+        const Quad<T> c = load_quad(&d[(i64)(i0 + 4 * ty + p) * stride + j0 + 4 * tx]);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[p][q] = d[(i64)(i0 + ty + 16 * p) * stride + j0 + tx + 16 * q];
+        for (int q = 0; q < 4; ++q) acc[p][q] = c.v[q];
+    }
     for (int kc = 0; kc < TILE; kc += KC) {
-        for (int e = threadIdx.x; e < TILE * KC; e += blockDim.x) {
-            const int i = e / KC, k = e % KC;
-            a[i][k] = d[(i64)(i0 + i) * stride + k0 + kc + k];
-            const int kk = e / TILE, j = e % TILE;
-            b[kk][j] = d[(i64)(k0 + kc + kk) * stride + j0 + j];
+        for (int e = threadIdx.x; e < TILE * KC / 4; e += blockDim.x) {
+            const int i = e / (KC / 4), kq = 4 * (e % (KC / 4));
+            store_quad(&a[i][kq], load_quad(&d[(i64)(i0 + i) * stride + k0 + kc + kq]));
+            const int kk = e / (TILE / 4), jq = 4 * (e % (TILE / 4));
+            store_quad(&b[kk][jq], load_quad(&d[(i64)(k0 + kc + kk) * stride + j0 + jq]));
         }
         __syncthreads();
-#pragma unroll 8
-        for (int k = 0; k < KC; ++k) {
-            T bk[4];
+#pragma unroll 2
+        for (int k = 0; k < KC; k += 4) {
+            Quad<T> ak[4];
 #pragma unroll
-            for (int q = 0; q < 4; ++q) bk[q] = b[k][tx + 16 * q];
+            for (int p = 0; p < 4; ++p) ak[p] = load_quad(&a[4 * ty + p][k]);
 #pragma unroll
-            for (int p = 0; p < 4; ++p) {
-                const T aik = a[ty + 16 * p][k];
+            for (int kk = 0; kk < 4; ++kk) {
+                const Quad<T> bk = load_quad(&b[k + kk][4 * tx]);
 #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const T cand = aik + bk[q];
-                    acc[p][q] = cand < acc[p][q] ? cand : acc[p][q];
-                }
+                for (int p = 0; p < 4; ++p)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        acc[p][q] = min_plus(acc[p][q], ak[p].v[kk], bk.v[q]);
+                    }
             }
         }
         __syncthreads();
     }
 #pragma unroll
-    for (int p = 0; p < 4; ++p)
+    for (int p = 0; p < 4; ++p) {
+        Quad<T> c;
 #pragma unroll
-        for (int q = 0; q < 4; ++q) d[(i64)(i0 + ty + 16 * p) * stride + j0 + tx + 16 * q] = acc[p][q];
+        for (int q = 0; q < 4; ++q) c.v[q] = acc[p][q];
+        store_quad(&d[(i64)(i0 + 4 * ty + p) * stride + j0 + 4 * tx], c);
+    }
 }
 
 // ---- weighted: batched Bellman-Ford --------------------------------------------------------------

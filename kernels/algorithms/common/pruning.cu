@@ -1,6 +1,6 @@
-// Phase I of pendant pruning on the GPU (driven by kernels/pruning.py, one pair of launches per
-// round). Same rules as the CPU version, so that both produce the same record: a round decides
-// on the degrees at its start (prune_decide), then applies (prune_apply).
+// Phase I of pendant pruning on the GPU (driven by kernels/algorithms/common/pruning.py, one pair
+// of launches per round). Same rules as the CPU version, so that both produce the same record: a
+// round decides on the degrees at its start (prune_decide), then applies (prune_apply).
 
 // For each candidate: its one remaining neighbour, and whether it goes this round. It goes unless
 // it is stale (degree no longer 1) or its neighbour qualifies too and is the larger of the two

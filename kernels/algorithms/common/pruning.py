@@ -25,17 +25,23 @@ Rules, identical on the CPU (Numba) and the GPU (CuPy ``RawKernel``), so both gi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numba
 import numpy as np
+from pydantic import Field
 
+from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 
 PruneMode = Literal["auto", "on", "off"]
+#: Result-summary fields of the families that prune (``pruned: PrunedCount = None``), filled by
+#: :func:`summary_fields`.
+PrunedCount = Annotated[int | None,
+                        Field(description="Vertices pruned (absent when prune is off).")]
+PruneRounds = Annotated[int | None, Field(description="Pruning rounds (absent when off).")]
 
 #: ``auto`` prunes when at least this share of the nodes has degree 1. Pruning costs Phase I plus
 #: a copy of the core's CSR and Phase III; on an H100 (bench/results/traversal.md, 2026-11-22)
@@ -106,19 +112,14 @@ def decide(graph: Graph, mode: PruneMode) -> bool:
 def _prune_numba(indptr: np.ndarray, indices: np.ndarray, pinned: np.ndarray, max_rounds: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     n = indptr.shape[0] - 1
-    degree = np.empty(n, np.int64)
-    for v in range(n):
-        degree[v] = indptr[v + 1] - indptr[v]
+    degree = indptr[1:] - indptr[:-1]
     alive = np.ones(n, np.bool_)
-    vertex = np.empty(n, np.int32)
-    rnd = np.empty(n, np.int32)
-    neighbour = np.empty(n, np.int32)
-    cand = np.empty(n, np.int32)
-    count = 0
-    for v in range(n):
-        if degree[v] == 1 and not pinned[v]:
-            cand[count] = v
-            count += 1
+    # The record (vertex, round, neighbour), filled in removal order.
+    vertex, rnd, neighbour = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32)
+    # This round's candidates in ascending order, then room for the next round's.
+    first = np.flatnonzero((degree == 1) & ~pinned).astype(np.int32)
+    count = first.shape[0]
+    cand = np.concatenate((first, np.empty(n - count, np.int32)))
     nbr = np.empty(n, np.int32)
     take = np.empty(n, np.bool_)
     total = 0
@@ -193,15 +194,6 @@ def prune_pendants(graph: Graph, pinned: np.ndarray | None = None,
 # ------------------------------------------------------------------------------------------------
 
 
-@cache
-def _module() -> Any:
-    return cupy().RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++17",))
-
-
-def _blocks(threads: int) -> tuple[int]:
-    return (max(1, -(-threads // THREADS)),)
-
-
 def prune_pendants_device(dg: DeviceGraph, pinned: Any | None = None,
                           max_rounds: int = MAX_ROUNDS) -> tuple[Any, Any, Any, int]:
     """Phase I on the GPU; returns device ``(vertex, round, neighbour)`` arrays and the rounds.
@@ -209,7 +201,6 @@ def prune_pendants_device(dg: DeviceGraph, pinned: Any | None = None,
     One decide and one apply launch per round, and one host read of the next round's size.
     """
     cp = cupy()
-    mod = _module()
     n = dg.n
     i32 = np.int32
     degree = cp.diff(dg.indptr).astype(cp.int32)
@@ -225,17 +216,17 @@ def prune_pendants_device(dg: DeviceGraph, pinned: Any | None = None,
     rnd = cp.empty(n, dtype=cp.int32)
     neighbour = cp.empty(n, dtype=cp.int32)
     counters = cp.zeros(2, dtype=cp.int32)  # [0] next round's candidates, [1] removed so far
-    decide_k = mod.get_function("prune_decide")
-    apply_k = mod.get_function("prune_apply")
+    decide_k, apply_k = kernels(CUDA_SOURCE, ("prune_decide", "prune_apply")).values()
     count, rounds = int(cand.shape[0]), 0
     cand = cp.concatenate([cand, cp.empty(n - count, dtype=cp.int32)])
     while count > 0 and rounds < max_rounds:
         rounds += 1
-        decide_k(_blocks(count), (THREADS,), (dg.indptr, dg.indices, cand, i32(count), alive,
-                                              degree, pin, nbr, take))
+        grid = grid_for(count, THREADS)
+        decide_k(grid, (THREADS,), (dg.indptr, dg.indices, cand, i32(count), alive, degree, pin,
+                                    nbr, take))
         counters[0] = 0
-        apply_k(_blocks(count), (THREADS,), (cand, i32(count), nbr, take, alive, degree, pin,
-                                             nxt, counters, vertex, rnd, neighbour, i32(rounds)))
+        apply_k(grid, (THREADS,), (cand, i32(count), nbr, take, alive, degree, pin, nxt, counters,
+                                   vertex, rnd, neighbour, i32(rounds)))
         count = int(counters[0].get())
         cand, nxt = nxt, cand
     total = int(counters[1].get())
@@ -345,15 +336,23 @@ class Pruned:
         return {"pruned": self.pruned, "prune_rounds": self.rounds}
 
 
-def prune(graph: Graph, backend: str, pinned: np.ndarray | None = None) -> Pruned:
-    """Phase I and the core's CSR, on the CPU (``backend="cpu"``, NumPy) or the GPU (CuPy)."""
-    if backend == "cpu":
-        xp, record = np, prune_pendants(graph, pinned)
+def summary_fields(mode: PruneMode, pruned: Pruned | None) -> dict[str, int]:
+    """A pruning family's ``pruned`` and ``prune_rounds`` summary fields: none when ``mode`` is
+    off, zeros when ``auto`` decided not to prune."""
+    if mode == "off":
+        return {}
+    return pruned.summary() if pruned else {"pruned": 0, "prune_rounds": 0}
+
+
+def prune(graph: Graph, xp: Any, pinned: np.ndarray | None = None) -> Pruned:
+    """Phase I and the core's CSR, on the CPU (``xp`` is ``numpy``) or the GPU (``cupy``)."""
+    if xp is np:
+        record = prune_pendants(graph, pinned)
         vertex, rnd, neighbour, rounds = (record.vertex, record.round, record.neighbour,
                                           record.rounds)
         indptr, indices = graph.indptr, graph.indices
     else:
-        xp, dg = cupy(), on_device(graph)
+        dg = on_device(graph)
         vertex, rnd, neighbour, rounds = prune_pendants_device(dg, pinned)
         indptr, indices = dg.indptr, dg.indices
     bounds = xp.searchsorted(rnd, xp.arange(1, rounds + 2, dtype=rnd.dtype), side="left")

@@ -1,4 +1,4 @@
-// Exact counting kernels (kernels/counting.py): k-cliques on an oriented graph, connected induced
+// Exact counting kernels (algorithms/counting: __init__.py, gpu.py): k-cliques on an oriented graph, connected induced
 // k-sets (ESU), and the local counts behind small independent sets.
 //
 // Totals are 128-bit per size: acc[2 * size] is the low word, acc[2 * size + 1] the high word.
@@ -239,7 +239,7 @@ __device__ __forceinline__ void extend(const long long* __restrict__ indptr,
 // ------------------------------------------------------------------------------------------------
 // Connected induced sets. One thread per item (a search node of size depth + 1: its smallest vertex
 // r and the list positions of its picks), fetched from a shared counter. ESU as on the CPU
-// (kernels/counting_cpu.py connected_root) with the same list order; "already discovered" is
+// (esu.py connected_root) with the same list order; "already discovered" is
 // tested by adjacency to the earlier members (binary search in sorted rows), not by marks.
 // ------------------------------------------------------------------------------------------------
 

@@ -1,28 +1,34 @@
-"""GPU (CuPy) side of the counting family; the kernels are in ``kernels/cuda/counting.cu``.
+"""GPU backend of the counting family (CuPy); the kernels are in ``counting.cu`` beside it.
 
 Work is spread by persistent grids that fetch their next item from a device counter (cliques: a
 warp per item, heaviest first; connected sets: a thread per item). Items redistribute skewed work:
 clique search nodes with many candidates are split into their children (up to three levels, on
 the device: :func:`clique_items`), and the connected-set search is cut at the depth where there
 are enough nodes for every thread, the host counting the nodes above
-(``counting_cpu.connected_items``). Launches go
-in batches of items, with a progress report (and a chance to cancel) between batches.
+(:func:`graphgpu.kernels.algorithms.counting.esu.connected_items`). Launches go in batches of
+items, with a progress report (and a chance to cancel) between batches. Cliques run on the
+``(degree, id)``-ordered DAG built on the device (:func:`clique_dag`).
+
+CuPy is imported on first use (:func:`graphgpu.kernels.core.device.cupy`), so this module imports
+on machines without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.counting import cpu
+from graphgpu.kernels.algorithms.common import dag
+from graphgpu.kernels.algorithms.counting import plan
+from graphgpu.kernels.algorithms.counting.esu import connected_items
+from graphgpu.kernels.core.cuda import load_module, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.errors import LimitExceeded
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("counting.cu")
 #: Lanes of a clique warp hold this many 32-bit words each at most (out-degree <= 1024 * 8): one
@@ -43,18 +49,7 @@ CLIQUE_DEPTH = 3
 TARGET_ITEMS = 1 << 16
 
 
-@cache
-def _module() -> Any:
-    return cupy().RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++17",))
-
-
-@cache
-def _sm_count() -> int:
-    cp = cupy()
-    return int(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"])
-
-
-def _wide(acc: Any, sizes: range) -> dict[int, int]:
+def device_totals(acc: Any, sizes: range) -> dict[int, int]:
     """Python integers of the 128-bit device totals ``acc`` for ``sizes``."""
     host = acc.get()
     return {s: (int(host[2 * s + 1]) << 64) + int(host[2 * s]) for s in sizes}
@@ -70,25 +65,15 @@ def _batched(total: int, launch: Callable[[int, int], None], progress: ProgressF
     progress(1.0, f"{what}: {total:,} of {total:,} done")
 
 
-def degree_dag(graph: Graph) -> tuple[Any, Any]:
-    """The graph oriented from lower to higher ``(degree, id)``, as device out-lists.
+def clique_dag(graph: Graph, xp: Any = None) -> tuple[Any, Any]:
+    """The DAG the GPU's clique search runs on: out-lists ``(dptr, dadj)``.
 
-    A few CuPy passes over the arcs, no host work. Any order counts cliques exactly; a degree
-    order keeps every out-degree below ``sqrt(2 m)`` (a degeneracy order bounds it better, but
-    it is a sequential peeling).
-
-    Parameters
-    ----------
-    graph : Graph
-
-    Returns
-    -------
-    dptr, dadj : cupy.ndarray
-        Sorted out-lists (int64 offsets, int32 targets) of the acyclic orientation.
+    The ``(degree, id)`` order, built with array passes (on the device; with ``xp=numpy`` on the
+    host, for estimates), unless an out-degree would pass :data:`MAX_OUT_DEGREE`; then the
+    degeneracy order, which bounds it better
+    (:func:`graphgpu.kernels.algorithms.common.dag.bounded_degree_dag`).
     """
-    cp = cupy()
-    dg = on_device(graph)
-    return cpu.degree_dag(cp, dg.indptr, dg.indices)
+    return dag.bounded_degree_dag(graph, MAX_OUT_DEGREE, xp)
 
 
 def _root_class(outdeg: Any) -> Any:
@@ -101,10 +86,10 @@ def _launch_clique(kind: str, cls: int, d_ptr: Any, d_adj: Any, items: Any, dmax
                    what: str, *cut_args: Any) -> None:
     """Run ``clique_{kind}`` over ``items`` (roots of out-degree <= ``dmax``, one class)."""
     cp = cupy()
-    kernel = _module().get_function(f"clique_{kind}_r{CLIQUE_WORDS_PER_LANE[cls]}")
+    kernel = load_module(CUDA_SOURCE).get_function(f"clique_{kind}_r{CLIQUE_WORDS_PER_LANE[cls]}")
     nitems = int(items.shape[0])
     row_words = -(-dmax // 32)
-    warps = min(_sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)), nitems)
+    warps = min(sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)), nitems)
     warps = -(-warps // (THREADS // 32)) * (THREADS // 32)  # whole blocks: every warp has rows
     scratch = cp.empty(warps * dmax * row_words, dtype=cp.uint32)
     counter = cp.zeros(1, dtype=cp.int32)
@@ -219,7 +204,7 @@ def dag_counts(dptr: Any, dadj: Any, kmax: int, lo_size: int, progress: Progress
     outdeg = cp.diff(d_ptr)
     dmax = int(outdeg.max()) if outdeg.shape[0] else 0
     if kmax < 3 or dmax == 0:
-        return _wide(acc, range(3, kmax + 1))
+        return device_totals(acc, range(3, kmax + 1))
     if dmax > MAX_OUT_DEGREE:
         raise LimitExceeded(f"an out-degree of {dmax:,} after ordering is over the GPU clique "
                             f"kernel's {MAX_OUT_DEGREE:,}", field="k")
@@ -249,7 +234,7 @@ def dag_counts(dptr: Any, dadj: Any, kmax: int, lo_size: int, progress: Progress
 
         _launch_clique("count", cls, d_ptr, d_adj, mine, int(outdeg[mine[:, 0]].max()), kmax,
                        lo_size, acc, overall, f"{what}: work items")
-    return _wide(acc, range(3, kmax + 1))
+    return device_totals(acc, range(3, kmax + 1))
 
 
 def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int, int]:
@@ -257,25 +242,25 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
     cp = cupy()
     acc = cp.zeros(2 * (kmax + 2), dtype=cp.uint64)
     if kmax < 3 or graph.m == 0:
-        return _wide(acc, range(3, kmax + 1))
+        return device_totals(acc, range(3, kmax + 1))
     dg = on_device(graph)
     # Cut deeper (the host searching the levels above) until there are items for every thread.
     depth = 0
     while True:
         depth += 1
         lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
-        items = cpu.connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
+        items = connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
         if items.shape[0] >= TARGET_ITEMS or depth + 1 > kmax - 2:
             break
     nitems = int(items.shape[0])
     cap = kmax * int(np.diff(graph.indptr).max())
     # Whole blocks, so that every launched thread has its list.
-    threads = min(_sm_count() * 1024, max(THREADS, SCRATCH_BYTES // (cap * 4) // THREADS * THREADS),
+    threads = min(sm_count() * 1024, max(THREADS, SCRATCH_BYTES // (cap * 4) // THREADS * THREADS),
                   -(-nitems // THREADS) * THREADS)
     scratch = cp.empty(threads * cap, dtype=cp.int32)
     d_items = cp.asarray(items)
     counter = cp.zeros(1, dtype=cp.int32)
-    kernel = _module().get_function("connected_items")
+    kernel = load_module(CUDA_SOURCE).get_function("connected_items")
 
     def launch(start: int, stop: int) -> None:
         counter.fill(0)
@@ -285,8 +270,8 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
                                        scratch, np.int64(cap), counter, acc))
 
     _batched(nitems, launch, progress, f"connected subgraphs: items of size {depth + 1}")
-    host = cpu.wide_totals(lo, hi)
-    return {s: c + host[s] for s, c in _wide(acc, range(3, kmax + 1)).items()}
+    host = plan.wide_totals(lo, hi)
+    return {s: c + host[s] for s, c in device_totals(acc, range(3, kmax + 1)).items()}
 
 
 def arc_triangles(graph: Graph) -> Any:
@@ -297,22 +282,47 @@ def arc_triangles(graph: Graph) -> Any:
     out = cp.zeros(arcs, dtype=cp.int64)
     if arcs:
         src = cp.asarray(np.repeat(np.arange(graph.n, dtype=np.int32), np.diff(graph.indptr)))
-        _module().get_function("arc_triangles")(
+        load_module(CUDA_SOURCE).get_function("arc_triangles")(
             (-(-arcs // THREADS),), (THREADS,), (dg.indptr, dg.indices, src, np.int64(arcs), out))
     return out
 
 
 def four_cycles(ptr: np.ndarray, adj: np.ndarray, split: np.ndarray) -> int:
-    """4-cycles of the rank-relabelled graph (see ``counting_cpu.four_cycles``) on the GPU."""
+    """4-cycles of the rank-relabelled graph on the GPU (as
+    :func:`graphgpu.kernels.algorithms.counting.cpu.four_cycles`)."""
     cp = cupy()
     n = ptr.shape[0] - 1
     acc = cp.zeros(2, dtype=cp.uint64)
     if n == 0:
         return 0
-    blocks = min(_sm_count() * 4, max(1, SCRATCH_BYTES // (4 * n)))
+    blocks = min(sm_count() * 4, max(1, SCRATCH_BYTES // (4 * n)))
     scratch = cp.zeros(blocks * n, dtype=cp.int32)
     counter = cp.zeros(1, dtype=cp.int32)
-    _module().get_function("four_cycles")(
+    load_module(CUDA_SOURCE).get_function("four_cycles")(
         (blocks,), (THREADS,), (cp.asarray(ptr), cp.asarray(adj), cp.asarray(split),
                                 np.int32(n), scratch, counter, acc))
-    return _wide(acc, range(0, 1))[0]
+    return device_totals(acc, range(0, 1))[0]
+
+
+#: The GPU's pieces of the shared runs (CuPy is imported when a run first needs it).
+OPS = plan.Ops(array_module=cupy, clique_dag=clique_dag, dag_counts=dag_counts,
+               connected_counts=connected_counts, arc_triangles=arc_triangles,
+               four_cycles=four_cycles)
+
+
+def cliques_gpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn) -> AlgorithmResult:
+    """``count_cliques`` on the GPU (a warp per work item); the CPU's answer, exactly."""
+    return plan.run_cliques(graph, params, progress, OPS)
+
+
+def connected_gpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn
+                  ) -> AlgorithmResult:
+    """``count_connected_subgraphs`` on the GPU (a thread per search-node item)."""
+    return plan.run_connected(graph, params, progress, OPS)
+
+
+def independent_gpu(graph: Graph, params: plan.RegimeParams, progress: ProgressFn
+                    ) -> AlgorithmResult:
+    """``count_independent_sets`` on the GPU: every local count on the device, or the clique
+    kernels on the complement."""
+    return plan.run_independent(graph, params, progress, OPS)

@@ -1,31 +1,46 @@
-"""GPU engine of ``critical_nodes``: drives the CuPy RawKernels of ``kernels/cuda/cnd.cu``.
+"""GPU engine of ``critical_nodes``: drives the RawKernels of ``multistart.cu`` and ``search.cu``.
 
 Greedy starts run one per CUDA block, in waves of :func:`concurrent_starts` blocks; each block
 keeps the best removed set of the starts it ran, and the host picks the best block at the end
-(one small read-back per run, one progress report per wave).
+(one small read-back per run, one progress report per wave). Swap-search chains run one per
+warp; the memetic search improves each generation's children all at once, one chain each
+(:class:`GpuImprover`). CuPy is imported lazily (through
+:func:`graphgpu.kernels.core.device.cupy`), so this module imports without it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.critical_nodes.driver import solve
+from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
+from graphgpu.kernels.algorithms.critical_nodes.result import (
+    GPU_SPEEDUP,
+    MAX_LISTED,
+    MEMETIC_START_SHARE,
+    cnd_seconds,
+    patience_for,
+)
+from graphgpu.kernels.core import cuda
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-CUDA_SOURCE = Path(__file__).with_name("critical_nodes.cu")
+#: The greedy multistart and the swap search (shared device code in critical_nodes.cuh).
+MULTISTART_SOURCE = Path(__file__).with_name("multistart.cu")
+SEARCH_SOURCE = Path(__file__).with_name("search.cu")
 THREADS = 512
 #: Resident blocks per multiprocessor for the greedy kernel (512 threads each).
 BLOCKS_PER_SM = 2
 #: Multiprocessors assumed where no GPU can be asked (estimates on the API host): an H100's.
 DEFAULT_SMS = 132
-KERNELS = ("cnd_multistart", "cnd_search_init", "cnd_search_run")
+SEARCH_KERNELS = ("cnd_search_init", "cnd_search_run")
 #: Device memory the multistart's per-block work arrays may take (fewer blocks on huge graphs).
 MULTISTART_BYTES = 8 << 30
 #: Swap-search chains (one warp each) per multiprocessor, and the pool they may take at most.
@@ -38,22 +53,9 @@ INT64_MAX = np.iinfo(np.int64).max
 INT32_MAX = np.iinfo(np.int32).max
 
 
-@cache
-def _kernels() -> dict[str, Any]:
-    """The compiled kernels (NVRTC, current device's arch), built once per process."""
-    module = cupy().RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++17",))
-    return {name: module.get_function(name) for name in KERNELS}
-
-
-@cache
-def _sm_count() -> int:
-    cp = cupy()
-    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
-
-
 def concurrent_starts(on_gpu: bool = True) -> int:
     """Greedy starts one wave runs: resident blocks of the GPU (or of an H100 when estimating)."""
-    return BLOCKS_PER_SM * (_sm_count() if on_gpu else DEFAULT_SMS)
+    return BLOCKS_PER_SM * (cuda.sm_count() if on_gpu else DEFAULT_SMS)
 
 
 def _block_bytes(n: int) -> int:
@@ -87,6 +89,8 @@ class Starts:
     population : cupy.ndarray of uint8, shape (blocks * n,)
         Each block's best removed set, flags per node.
     blocks : int
+    objectives : ndarray of int64
+        Each block's best objective.
     """
 
     objective: int
@@ -94,13 +98,14 @@ class Starts:
     removed: np.ndarray
     population: Any
     blocks: int
+    objectives: np.ndarray
 
 
 def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
                share: float = 1.0) -> Starts:
     """CND* from every seed of ``seeds`` on the GPU (one block per start, in waves)."""
     cp = cupy()
-    kernel = _kernels()["cnd_multistart"]
+    kernel = cuda.kernels(MULTISTART_SOURCE, ("cnd_multistart",))["cnd_multistart"]
     dg = on_device(graph)
     n, total = graph.n, len(seeds)
     blocks = max(1, min(total, concurrent_starts(), MULTISTART_BYTES // _block_bytes(n)))
@@ -125,7 +130,8 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
     objectives, starts = best_obj.get(), best_start.get()
     block = int(np.lexsort((starts, objectives))[0])
     removed = best_removed[block * n:(block + 1) * n].get().astype(bool)
-    return Starts(int(objectives[block]), int(starts[block]), removed, best_removed, blocks)
+    return Starts(int(objectives[block]), int(starts[block]), removed, best_removed, blocks,
+                  objectives)
 
 
 def chain_bytes(n: int, k: int) -> int:
@@ -151,11 +157,11 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     removed, objective, time_to_best, iterations (all chains), timeline
     """
     cp = cupy()
-    kernels = _kernels()
+    kernels = cuda.kernels(SEARCH_SOURCE, SEARCH_KERNELS)
     dg = on_device(graph)
     n = graph.n
     stride = chain_bytes(n, k)
-    chains = max(1, min(CHAINS_PER_SM * _sm_count(), POOL_BYTES // stride))
+    chains = max(1, min(CHAINS_PER_SM * cuda.sm_count(), POOL_BYTES // stride))
     pool = cp.empty(chains * stride, dtype=cp.uint8)
     grid = (-(-chains * 32 // SEARCH_THREADS),)
     args = (dg.indptr, dg.indices, np.int32(n), np.int32(k), np.int32(chains), pool,
@@ -184,4 +190,111 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     offset = chain * stride + _best_offset(n, k)
     removed = pool[offset:offset + 4 * k].view(cp.int32).get().astype(np.int64)
     iterations = int(ctl[:, CTL_ITER].sum().get())
-    return removed, int(objectives[chain]), found, iterations, timeline[:1000]
+    return removed, int(objectives[chain]), found, iterations, timeline[:MAX_LISTED]
+
+
+#: Children a memetic generation improves on the GPU at once (one warp each), at most.
+MEMETIC_BATCH = 128
+
+
+class GpuImprover:
+    """The memetic search's improvement step on the GPU: a batch of k-sets, a chain each."""
+
+    def __init__(self, graph: Graph, k: int, seed: int) -> None:
+        n = graph.n
+        self.graph, self.k, self.seed, self.calls = graph, k, seed, 0
+        self.stride = chain_bytes(n, k)
+        self.batch = max(1, min(MEMETIC_BATCH, CHAINS_PER_SM * cuda.sm_count(),
+                                POOL_BYTES // self.stride))
+        self.pool = cupy().empty(self.batch * self.stride, dtype=cupy().uint8)
+        self.patience = patience_for(k)
+        self.moves = 0  # made so far, all chains (the summary's iterations)
+        self.tick: Callable[[], Any] = lambda: None  # called between launches (cancel checks)
+
+    def __call__(self, sets: list[np.ndarray], moves: int, deadline: float
+                 ) -> list[tuple[int, np.ndarray]]:
+        cp = cupy()
+        kernels = cuda.kernels(SEARCH_SOURCE, SEARCH_KERNELS)
+        dg = on_device(self.graph)
+        n, k, chains = self.graph.n, self.k, len(sets)
+        flags = np.zeros((chains, n), np.uint8)
+        for i, nodes in enumerate(sets):
+            flags[i, nodes] = 1
+        grid = cuda.grid_for(chains * 32, SEARCH_THREADS)
+        args = (dg.indptr, dg.indices, np.int32(n), np.int32(k), np.int32(chains), self.pool,
+                np.uint64(self.stride))
+        self.calls += 1  # each batch its own random streams, fixed by the seed
+        kernels["cnd_search_init"](grid, (SEARCH_THREADS,), (
+            *args, cp.asarray(flags.ravel()), np.int32(chains),
+            np.uint64(self.seed * 1_000_003 + self.calls)))
+        # A fixed number of moves per chain (restarts from its best after ``patience`` idle
+        # moves), so that a batch's outcome depends on the seed only.
+        moves = min(moves, 3 * self.patience)
+        done, batch = 0, 4
+        while done < moves and time.perf_counter() < deadline:
+            self.tick()
+            tick = time.perf_counter()
+            step = min(batch, moves - done)
+            kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
+                *args, np.int32(step), np.int32(self.patience)))
+            cp.cuda.get_current_stream().synchronize()
+            done += step
+            # Launches of ~20 ms: the deadline and cancel checks stay prompt.
+            spent = max(time.perf_counter() - tick, 1e-6)
+            batch = max(1, min(batch * 2, int(batch * 0.02 / spent)))
+        self.moves += done * chains
+        rows = self.pool[:chains * self.stride].reshape(chains, self.stride)
+        objectives = rows[:, :64].copy().view(cp.int64)[:, CTL_BEST].get()
+        offset = _best_offset(n, k)
+        best = rows[:, offset:offset + 4 * k].copy().view(cp.int32).get().astype(np.int64)
+        return [(int(objectives[i]), best[i]) for i in range(chains)]
+
+
+def cnd_starts(graph: Graph, k: int, seed: int, limit: float, count: int) -> list[np.ndarray]:
+    """The block-best CND* sets of one GPU wave of up to ``count`` starts (seeds ``seed, ...``),
+    best first, for a memetic population; none where the wave's estimated cost passes a share
+    of the time ``limit`` (an estimate, so the choice depends on the parameters only)."""
+    if cnd_seconds(graph, k) * 2.5 / GPU_SPEEDUP > MEMETIC_START_SHARE * limit:
+        return []
+    starts = multistart(graph, k, range(seed, seed + min(count, concurrent_starts())),
+                        lambda fraction, message="": None)
+    flags = starts.population.get().reshape(starts.blocks, graph.n)
+    order = np.argsort(starts.objectives, kind="stable")
+    return [np.flatnonzero(flags[b]).astype(np.int32) for b in order
+            if starts.objectives[b] < INT64_MAX]
+
+
+def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn) -> AlgorithmResult:
+    """Critical nodes on the GPU (CuPy); greedy and multistart return the CPU's sets exactly.
+
+    Parameters
+    ----------
+    graph : Graph
+    params : CndParams
+    progress : ProgressFn
+        Called between waves of starts, launches of swap moves and new memetic bests; may raise
+        to cancel.
+
+    Returns
+    -------
+    AlgorithmResult
+        As :func:`graphgpu.kernels.algorithms.critical_nodes.cpu.critical_nodes_cpu`.
+
+    Raises
+    ------
+    InvalidInput
+        ``k`` not below the number of nodes (``field="k"``).
+    """
+    def starts(seeds: range, share: float) -> tuple[int, int, np.ndarray, Starts]:
+        found = multistart(graph, params.k, seeds, progress, share)
+        return found.objective, found.start, np.flatnonzero(found.removed), found
+
+    return solve(graph, params, progress, "gpu",
+                 improver=lambda: GpuImprover(graph, params.k, params.seed),
+                 batch_of=lambda improve: improve.batch,
+                 memetic_starts=lambda batch: cnd_starts(graph, params.k, params.seed,
+                                                         params.time_limit_s, batch - 1),
+                 starts=starts,
+                 search=lambda state, removed, objective, started, deadline, patience: search(
+                     graph, params.k, state, params.seed, patience, started, deadline,
+                     progress))

@@ -1,4 +1,4 @@
-"""CPU engine of the ``mis`` family: Numba twins of the CUDA kernels in ``kernels/cuda/mis.cu``.
+"""CPU backend of the ``mis`` family: a Numba engine, twin of the CUDA kernels in ``mis.cu``.
 
 Each function here makes the same decisions as its CUDA twin: a round decides from the state at
 its start (so the order in which vertices are visited never matters), priorities come from the same
@@ -10,7 +10,7 @@ degree per vertex:
 the residual degree the ``degree`` priority and the domination test read. The live vertices of a
 round are kept in an exact list, compacted after every round. The reductions are in
 :mod:`graphgpu.kernels.algorithms.mis.reductions`; the (1,2)-swap local search (:func:`_improve`)
-is CPU-only.
+is CPU-only. :func:`mis_cpu` is the entry point the registry holds.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from graphgpu.kernels.algorithms.mis import driver
+from graphgpu.kernels.algorithms.mis.driver import FIXED_IN, FIXED_OUT, FROZEN_IN, FROZEN_OUT
 from graphgpu.kernels.algorithms.mis.reductions import reduce_round
 from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-#: Tags of decided vertices outside the rounds (a round r >= FIRST_ROUND writes 2r+1 / 2r+2):
-#: decided by reductions (frozen: never revisited), and decided before a completion phase.
-FROZEN_IN, FROZEN_OUT, FIXED_IN, FIXED_OUT = 1, 2, 3, 4
-FIRST_ROUND = 2
 _M32 = 0xFFFFFFFF
 
 
@@ -52,21 +51,18 @@ def _key(v: int, deg: np.ndarray, salt: int, use_degree: bool) -> int:
 
 
 @numba.njit(cache=True)
+def _live(tag: np.ndarray) -> np.ndarray:
+    """The live (tag 0) vertices, in id order."""
+    return np.flatnonzero(tag == 0).astype(np.int32)
+
+
+@numba.njit(cache=True)
 def _init(indptr: np.ndarray, tag: np.ndarray, deg: np.ndarray, r: int) -> np.ndarray:
     """Everything live with its full degree; isolated vertices join at once (round ``r``)."""
-    n = indptr.shape[0] - 1
-    live = np.empty(n, np.int32)
-    count = 0
-    for v in range(n):
-        d = indptr[v + 1] - indptr[v]
-        deg[v] = d
-        if d == 0:
-            tag[v] = 2 * r + 1
-        else:
-            tag[v] = 0
-            live[count] = v
-            count += 1
-    return live[:count].copy()
+    for v in range(indptr.shape[0] - 1):
+        deg[v] = indptr[v + 1] - indptr[v]
+        tag[v] = 2 * r + 1 if deg[v] == 0 else 0
+    return _live(tag)
 
 
 @numba.njit(cache=True)
@@ -142,15 +138,13 @@ def _rounds(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray, deg: np.nd
 @numba.njit(cache=True)
 def _settle(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray,
             freeze: bool) -> np.ndarray:
-    """Freeze the reductions' decisions, or release the non-members with no member beside them.
+    """Freeze the reductions' decisions, or release the non-members with no member beside them
+    (returns the live vertices).
 
     Only parities are read across vertices, and neither mode changes one, so the visiting order
     does not matter (as on the GPU).
     """
-    n = tag.shape[0]
-    live = np.empty(n, np.int32)
-    count = 0
-    for v in range(n):
+    for v in range(tag.shape[0]):
         t = tag[v]
         if t & 1:
             if freeze:
@@ -170,9 +164,7 @@ def _settle(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray,
             tag[v] = FIXED_OUT
         else:
             tag[v] = 0
-            live[count] = v
-            count += 1
-    return live[:count].copy()
+    return _live(tag)
 
 
 @numba.njit(cache=True)
@@ -313,7 +305,7 @@ def _improve(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray) -> int:
 
 
 class CpuEngine:
-    """The CPU side of the engine protocol of :mod:`graphgpu.kernels.algorithms.mis`."""
+    """The CPU side of :class:`graphgpu.kernels.algorithms.mis.driver.Engine`."""
 
     #: Rounds per call of :meth:`run_rounds` (between deadline and progress checks).
     batch = 8
@@ -368,3 +360,27 @@ class CpuEngine:
 
     def in_set(self) -> np.ndarray:
         return (self.tag & 1).astype(np.int8)
+
+
+def mis_cpu(graph: Graph, params: driver.RunParams, progress: ProgressFn) -> AlgorithmResult:
+    """Maximal independent set on the CPU (Numba).
+
+    Parameters
+    ----------
+    graph : Graph
+    params : MisParams
+    progress : ProgressFn
+        Called between batches of rounds and after every iteration; may raise to cancel.
+
+    Returns
+    -------
+    AlgorithmResult
+        ``in_set`` (int8 0/1) per node, ``members`` (internal ids of the set, translated to
+        original ids by the worker); summary per ``MisSummary``.
+
+    Raises
+    ------
+    KernelError
+        If the set fails verification (a bug: never returned silently).
+    """
+    return driver.solve(CpuEngine(graph), graph.n, params, progress)

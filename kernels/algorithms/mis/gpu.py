@@ -1,4 +1,4 @@
-"""GPU engine of the ``mis`` family: drives the CuPy RawKernels of ``kernels/cuda/mis.cu``.
+"""GPU backend of the ``mis`` family: an engine that drives the CUDA kernels of ``mis.cu``.
 
 All state stays on the device: one 64-bit word per vertex (tag and residual degree), two
 ping-pong pairs of work lists (light rows: a thread each; heavy rows: a warp each) and a control
@@ -7,20 +7,25 @@ start, vertices that joined). A round is one launch (two when degrees are recoun
 round after :meth:`GpuEngine.start` visits all vertices by index, so nothing is listed up front.
 The host reads the control array back once per batch of :attr:`GpuEngine.batch` rounds and stops
 at the first round that leaves its successor's lists empty; rounds launched past the end of the
-run find empty lists and do nothing.
+run find empty lists and do nothing. :func:`mis_gpu` is the entry point the registry holds.
+
+CuPy is imported on first use (:func:`graphgpu.kernels.core.device.cupy`), so this module imports
+on machines without it.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.mis import driver
+from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("mis.cu")
 #: Rows longer than this are visited by a warp instead of a thread.
@@ -40,18 +45,6 @@ KERNELS = ("mis_init", "mis_degree", "mis_select", "mis_reduce", "mis_settle", "
            "mis_mark")
 
 
-@cache
-def _kernels() -> dict[str, Any]:
-    """The compiled kernels (NVRTC, current device's arch), built once per process."""
-    module = cupy().RawModule(code=CUDA_SOURCE.read_text(),
-                              options=("-std=c++17", f"-DMIS_HEAVY={HEAVY_DEGREE}"))
-    return {name: module.get_function(name) for name in KERNELS}
-
-
-@cache
-def _sm_count(device_id: int) -> int:
-    return int(cupy().cuda.Device(device_id).attributes["MultiProcessorCount"])
-
 
 def engine_for(graph: Graph) -> GpuEngine:
     """A :class:`GpuEngine` for ``graph``, its buffers reused across jobs on the same graph."""
@@ -68,8 +61,8 @@ def engine_for(graph: Graph) -> GpuEngine:
 
 
 class GpuEngine:
-    """The GPU side of the engine protocol of :mod:`graphgpu.kernels.algorithms.mis` (see
-    ``mis_cpu`` for the CPU).
+    """The GPU side of :class:`graphgpu.kernels.algorithms.mis.driver.Engine` (the CPU's is
+    :class:`graphgpu.kernels.algorithms.mis.cpu.CpuEngine`).
 
     Every run begins with :meth:`start`, which resets all state, so an engine can be reused.
     """
@@ -80,7 +73,7 @@ class GpuEngine:
 
     def __init__(self, graph: Graph) -> None:
         cp = self.cp = cupy()
-        self.fn = _kernels()
+        self.fn = kernels(CUDA_SOURCE, KERNELS, (f"-DMIS_HEAVY={HEAVY_DEGREE}",))
         dg = on_device(graph)
         self.n = graph.n
         size = max(self.n, 1)
@@ -90,7 +83,10 @@ class GpuEngine:
         self.static_heavy = cp.empty(size, dtype=cp.int32)
         self.ctl = cp.zeros(SLOTS * 64, dtype=cp.int32)
         self.aux = cp.zeros(4, dtype=cp.int32)
-        self.best: Any = None
+        # The best set so far; one copy now, so that CuPy compiles its copy kernel here rather
+        # than inside an iterated run's time limit.
+        self.best = cp.empty_like(self.word)
+        cp.copyto(self.best, self.word)
         #: Reduction rounds: per-parity marks of the vertices to examine, and expansion stamps.
         self.dirty: Any = None
         self.expanded: Any = None
@@ -100,7 +96,7 @@ class GpuEngine:
         self.phase_live = self.last_live = 0
         #: The round whose live vertices are all vertices (no list): the first after start().
         self.all_round = -1
-        sms = _sm_count(cp.cuda.Device().id)
+        sms = sm_count()
         self.heavy_blocks = sms * HEAVY_BLOCKS_PER_SM
         light_blocks = max(1, min(-(-self.n // THREADS), sms * LIGHT_BLOCKS_PER_SM))
         self.grid = (self.heavy_blocks + light_blocks,)
@@ -206,10 +202,7 @@ class GpuEngine:
         return 0  # local search is CPU-only
 
     def save_best(self) -> None:
-        if self.best is None:
-            self.best = self.word.copy()
-        else:
-            self.cp.copyto(self.best, self.word)
+        self.cp.copyto(self.best, self.word)
 
     def restore_best(self) -> None:
         self.cp.copyto(self.word, self.best)
@@ -220,3 +213,9 @@ class GpuEngine:
 
     def in_set(self) -> np.ndarray:
         return (self.word[:self.n] & 1).astype(self.cp.int8).get()
+
+
+def mis_gpu(graph: Graph, params: driver.RunParams, progress: ProgressFn) -> AlgorithmResult:
+    """Maximal independent set on the GPU; same contract as
+    :func:`graphgpu.kernels.algorithms.mis.cpu.mis_cpu`, same set for ``luby`` and ``degree``."""
+    return driver.solve(engine_for(graph), graph.n, params, progress)

@@ -1,4 +1,4 @@
-// Maximal independent set kernels (kernels/mis_gpu.py drives them; kernels/mis_cpu.py holds the
+// Maximal independent set kernels (gpu.py drives them; cpu.py holds the
 // Numba twin of each one, decision for decision).
 //
 // State: one 64-bit word per vertex, tag in the low half, residual degree in the high half, so that
@@ -31,7 +31,7 @@ typedef long long i64;
 #define FIXED_IN 3u
 #define FIXED_OUT 4u
 
-// MurmurHash3's finaliser, a bijection: kernels/mis_cpu.py:mix32.
+// MurmurHash3's finaliser, a bijection: cpu.py:mix32.
 __device__ __forceinline__ u32 mix32(u32 h) {
     h ^= h >> 16;
     h *= 0x85ebca6bu;

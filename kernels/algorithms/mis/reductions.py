@@ -1,5 +1,5 @@
 """Exact reductions of the ``mis`` family on the CPU (Numba); the GPU twin is ``mis_reduce`` in
-``kernels/cuda/mis.cu`` and decides the same.
+``mis.cu`` and decides the same.
 
 A round reads the state at its start and decides, for every live vertex ``v`` at once:
 
@@ -17,8 +17,8 @@ adjacent to ``v`` and ``N[z] ⊆ N[v]``, so ``z`` conflicts with nothing else in
 swapped-in ``z1, z2`` are never adjacent (``z2`` would be a neighbour of ``v1``, putting ``v1`` in
 ``N[z2] ⊆ N[v2]``), and by the same argument no two ``v`` share a ``z``. The result is a maximum
 independent set that avoids every removed vertex. Twins (equal closed neighbourhoods) are ordered
-by id, so one of them always stays. ``tests/kernels/test_mis.py`` checks this by brute force on
-hundreds of small graphs.
+by id, so one of them always stays. ``tests/kernels/algorithms/mis/test_mis.py`` checks this by
+brute force on hundreds of small graphs.
 """
 
 from __future__ import annotations

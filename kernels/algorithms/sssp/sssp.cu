@@ -1,6 +1,7 @@
-// GPU kernels of single-source shortest paths (driven by kernels/sssp.py; compiled through CuPy's
-// NVRTC for T = float and double). Graph: CSR with long long offsets, int neighbours, rows sorted
-// ascending, one weight per arc (both arcs of an edge carry the same), all weights >= 0.
+// GPU kernels of single-source shortest paths (driven by kernels/algorithms/sssp/gpu.py; compiled
+// through CuPy's NVRTC for T = float and double). Graph: CSR with long long offsets, int
+// neighbours, rows sorted ascending, one weight per arc (both arcs of an edge carry the same), all
+// weights >= 0.
 //
 // Distances are a frontier Bellman-Ford fixpoint: the smallest, over paths, of the path's weights
 // added left to right in T. Dijkstra on the CPU computes the same value when it adds in T, since
@@ -20,31 +21,44 @@ template <> struct Bits<double> {
     }
 };
 
-// One relaxation round: `group` lanes (a power of two, at most 32) take one frontier vertex u and
-// relax its arcs. A vertex whose distance drops is queued once per round: stamp[v] holds the last
-// round that queued it. u's distance is read once at the start; if it drops again during the round
-// u is queued for the next one, so the fixpoint is still reached.
-template <typename T>
-__device__ void relax(const long long* __restrict__ indptr, const int* __restrict__ indices,
-                      const T* __restrict__ weight, T* dist, const int* __restrict__ frontier,
-                      int frontier_size, int* __restrict__ next, int* count, int* stamp,
-                      int round, int group) {
-    typedef typename Bits<T>::type B;
+// The calling lane's share of one frontier vertex u: `group` lanes (a power of two, at most 32)
+// take u, lane k its arcs k, k + group, ...; arc(j, v, du) is called for each, with du = dist[u]
+// read once at the start.
+template <typename T, typename F>
+__device__ __forceinline__ void frontier_arcs(const long long* __restrict__ indptr,
+                                              const int* __restrict__ indices, const T* dist,
+                                              const int* __restrict__ frontier,
+                                              int frontier_size, int group, F arc) {
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long slot = tid / group;
     if (slot >= frontier_size) return;
     const int u = frontier[slot];
     const T du = dist[u];
     for (long long j = indptr[u] + (tid & (group - 1)); j < indptr[u + 1]; j += group) {
-        const int v = indices[j];
-        const T nd = du + weight[j];
-        if (nd < dist[v]) {
-            const B old = atomicMin(reinterpret_cast<B*>(&dist[v]), Bits<T>::of(nd));
-            if (Bits<T>::of(nd) < old && atomicExch(&stamp[v], round) != round) {
-                next[atomicAdd(count, 1)] = v;
-            }
-        }
+        arc(j, indices[j], du);
     }
+}
+
+// One relaxation round: the lanes of a frontier vertex u relax its arcs. A vertex whose distance
+// drops is queued once per round: stamp[v] holds the last round that queued it. u's distance is
+// read once at the start; if it drops again during the round u is queued for the next one, so
+// the fixpoint is still reached.
+template <typename T>
+__device__ void relax(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                      const T* __restrict__ weight, T* dist, const int* __restrict__ frontier,
+                      int frontier_size, int* __restrict__ next, int* count, int* stamp,
+                      int round, int group) {
+    typedef typename Bits<T>::type B;
+    frontier_arcs(indptr, indices, (const T*)dist, frontier, frontier_size, group,
+                  [&](long long j, int v, T du) {
+                      const T nd = du + weight[j];
+                      if (nd < dist[v]) {
+                          const B old = atomicMin(reinterpret_cast<B*>(&dist[v]), Bits<T>::of(nd));
+                          if (Bits<T>::of(nd) < old && atomicExch(&stamp[v], round) != round) {
+                              next[atomicAdd(count, 1)] = v;
+                          }
+                      }
+                  });
 }
 
 // Fewest-hop count over tight arcs (dist[u] + w == dist[v] exactly, in T): one BFS level, with the
@@ -54,18 +68,13 @@ __device__ void tight_hops(const long long* __restrict__ indptr, const int* __re
                            const T* __restrict__ weight, const T* __restrict__ dist, int* hops,
                            const int* __restrict__ frontier, int frontier_size,
                            int* __restrict__ next, int* count, int depth, int group) {
-    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long slot = tid / group;
-    if (slot >= frontier_size) return;
-    const int u = frontier[slot];
-    const T du = dist[u];
-    for (long long j = indptr[u] + (tid & (group - 1)); j < indptr[u + 1]; j += group) {
-        const int v = indices[j];
-        if (hops[v] == -1 && du + weight[j] == dist[v] &&
-            atomicCAS(&hops[v], -1, depth + 1) == -1) {
-            next[atomicAdd(count, 1)] = v;
-        }
-    }
+    frontier_arcs(indptr, indices, dist, frontier, frontier_size, group,
+                  [&](long long j, int v, T du) {
+                      if (hops[v] == -1 && du + weight[j] == dist[v] &&
+                          atomicCAS(&hops[v], -1, depth + 1) == -1) {
+                          next[atomicAdd(count, 1)] = v;
+                      }
+                  });
 }
 
 // Deterministic parent: the smallest u (rows are sorted: the first hit) with a tight arc u -> v

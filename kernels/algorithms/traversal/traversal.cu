@@ -1,5 +1,6 @@
-// GPU kernels of the BFS and connected-components family (compiled by kernels/traversal.py
-// through CuPy's NVRTC, once per process). Graph: CSR with long long offsets and int neighbours,
+// GPU kernels of breadth-first search, direction-optimising (compiled by
+// kernels/algorithms/traversal/gpu.py through CuPy's NVRTC, once per process and device; the
+// connected components are components.cu). Graph: CSR with long long offsets and int neighbours,
 // each row sorted ascending; vertex ids fit in int (the service caps n far below 2^31).
 
 // ---------------------------------------------------------------------------------------------
@@ -278,263 +279,145 @@ extern "C" __global__ void bfs_parent_heavy(const long long* __restrict__ indptr
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connected components: ECL-CC (Jaiganesh & Burtscher, HPDC 2018)
+// BFS while the frontier is small: one persistent launch, levels separated by a grid barrier
 // ---------------------------------------------------------------------------------------------
-// parent pointers only ever point to smaller ids, so each tree's root is the smallest vertex of
-// its component: the deterministic numbering then needs no extra min-reduction.
 
-// Degree tiers of the hooking: a thread per vertex up to THREAD_DEGREE neighbours, a warp up to
-// WARP_DEGREE, a block beyond (ECL-CC's thresholds).
-#define THREAD_DEGREE 16
-#define WARP_DEGREE 352
+// A top-down level of a small frontier is a few microseconds of memory latency; as separate
+// launches each also paid a host round trip (the frontier size is read back to size the next
+// launch): about 80 us a level, 1.4 ms for a 5k-node graph. bfs_persistent keeps one launch
+// going from level to level while the frontier's arcs stay under `limit` and no hub joins it,
+// then hands its state back to the host loop (direction-optimising, a launch per level). The
+// levels are the same whichever path expands a frontier; parents are derived from the levels.
+#define PERSIST_THREADS 512  // = gpu.PERSIST_THREADS
+#define PERSIST_ROUNDS 16    // rows longer than this many rounds of their lanes: a block each
+#define PERSIST_HUB 65536    // = gpu.HUGE_DEGREE: a frontier with such a row goes to the host loop
+// ctl (unsigned long long, zeroed by the host before every launch): per depth d % 3 a quad
+// (size, arcs, hub, long rows) of the frontier of depth d, then the barrier's two words, then
+// the state handed back (CTL_STATE.., gpu.CTL_STATE).
+#define CTL_QUAD 4
+#define CTL_BARRIER 12
+#define CTL_STATE 14
 
-// Root of idx's tree, with intermediate pointer jumping (each visited node skips one level). The
-// races with other threads are benign: every value written is an ancestor of the node written.
-__device__ __forceinline__ int representative(int idx, volatile int* nstat) {
-    int curr = nstat[idx];
-    if (curr != idx) {
-        int next;
-        int prev = idx;
-        while (curr > (next = nstat[curr])) {
-            nstat[prev] = next;
-            prev = curr;
-            curr = next;
+// Grid-wide barrier of a persistent launch: every block must be resident at once (the host
+// launches at most one block per multiprocessor). bar[0] counts arrivals, bar[1] the generation.
+__device__ __forceinline__ void grid_barrier(unsigned long long* bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned long long* generation = bar + 1;
+        const unsigned long long seen = *generation;
+        __threadfence();
+        if (atomicAdd(&bar[0], 1ull) == gridDim.x - 1) {
+            atomicExch(&bar[0], 0ull);
+            __threadfence();
+            atomicAdd(&bar[1], 1ull);
+        } else {
+            while (*generation == seen) __nanosleep(32);
         }
+        __threadfence();
     }
-    return curr;
+    __syncthreads();
 }
 
-// Link the trees of v and its neighbour u: hook the larger root under the smaller with a CAS,
-// retrying from the root that won if another thread moved it first. vstat (v's representative)
-// is carried from one neighbour to the next, as in ECL-CC, and moves to ostat once v's root is
-// hooked under it: a stale vstat would cost the next neighbour a failed CAS.
-__device__ __forceinline__ void hook(int& vstat, int u, int* nstat) {
-    int ostat = representative(u, nstat);
-    bool repeat;
-    do {
-        repeat = false;
-        if (vstat != ostat) {
-            int ret;
-            if (vstat < ostat) {
-                if ((ret = atomicCAS(&nstat[ostat], ostat, vstat)) != ostat) {
-                    ostat = ret;
-                    repeat = true;
-                }
-            } else {
-                if ((ret = atomicCAS(&nstat[vstat], vstat, ostat)) != vstat) {
-                    vstat = ret;
-                    repeat = true;
-                } else {
-                    vstat = ostat;
-                }
+// Claim w for level depth + 1 and queue it (quad `out`); a hub is flagged in out[2].
+__device__ __forceinline__ void visit(const long long* __restrict__ indptr,
+                                      int* __restrict__ level, int w, int depth, int* next,
+                                      unsigned long long* out) {
+    // Plain read first: most neighbours are already visited. A stale -1 only costs the CAS.
+    if (level[w] == -1 && atomicCAS(&level[w], -1, depth + 1) == -1) {
+        const long long deg = indptr[w + 1] - indptr[w];
+        if (deg > PERSIST_HUB) atomicOr(&out[2], 1ull);
+        append(w, deg, next, out);
+    }
+}
+
+// nsources > 0: start a search (level := -1 everywhere, the sources at `depth`, the frontier in
+// queue0); otherwise go on from the `size` vertices (`arcs` arcs) of depth `depth` in
+// queue[parity]. Handed back in ctl[CTL_STATE..]: depth, frontier size, frontier arcs, hub flag,
+// parity of the queue holding the frontier, arcs of the frontiers expanded here, vertices
+// reached here, arcs of the last frontier expanded here. `rows` holds the long rows of a level.
+extern "C" __global__ void __launch_bounds__(PERSIST_THREADS, 1)
+bfs_persistent(const long long* __restrict__ indptr, const int* __restrict__ indices,
+               int* __restrict__ level, int* queue0, int* queue1, int* rows,
+               unsigned long long* ctl, const long long* __restrict__ sources, int nsources,
+               int n, int depth, long long size, long long arcs, int parity, long long limit) {
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    unsigned long long* bar = ctl + CTL_BARRIER;
+    unsigned long long hub = 0;
+    if (nsources > 0) {
+        for (long long v = tid; v < n; v += stride) level[v] = -1;
+        grid_barrier(bar);
+        unsigned long long* first = ctl + CTL_QUAD * (depth % 3);
+        for (long long k = tid; k < nsources; k += stride) {
+            const int s = (int)sources[k];
+            const long long deg = indptr[s + 1] - indptr[s];
+            level[s] = depth;
+            queue0[k] = s;
+            atomicAdd(&first[1], (unsigned long long)deg);
+            if (deg > PERSIST_HUB) atomicOr(&first[2], 1ull);
+        }
+        grid_barrier(bar);
+        size = nsources;
+        arcs = (long long)__ldcg(&first[1]);
+        hub = __ldcg(&first[2]);
+        parity = 0;
+    }
+    long long expanded = 0, reached = 0, last = 0;
+    while (size > 0 && arcs <= limit && !hub) {
+        const int* frontier = parity ? queue1 : queue0;
+        int* next = parity ? queue0 : queue1;
+        unsigned long long* out = ctl + CTL_QUAD * ((depth + 1) % 3);
+        if (tid == 0) {  // the quad after next: every block read it before the last barrier
+            unsigned long long* spare = ctl + CTL_QUAD * ((depth + 2) % 3);
+            spare[0] = spare[1] = spare[2] = spare[3] = 0;
+        }
+        // `group` lanes per row (a power of two covering the mean degree, at most a warp);
+        // rows longer than PERSIST_ROUNDS rounds of them are listed and get a block each.
+        int group = 1;
+        while (group < 32 && group * size < arcs) group <<= 1;
+        const long long long_row = (long long)group * PERSIST_ROUNDS;
+        const int lane = (int)(tid & (group - 1));
+        for (long long k = tid / group; k < size; k += stride / group) {
+            const int u = __ldcg(&frontier[k]);
+            const long long begin = indptr[u], end = indptr[u + 1];
+            if (end - begin > long_row) {
+                if (lane == 0) rows[atomicAdd(&out[3], 1ull)] = u;
+                continue;
+            }
+            for (long long j = begin + lane; j < end; j += group) {
+                visit(indptr, level, indices[j], depth, next, out);
             }
         }
-    } while (repeat);
-}
-
-// Each vertex starts at its first smaller neighbour (rows are sorted: the first entry), or itself.
-extern "C" __global__ void cc_init(const long long* __restrict__ indptr,
-                                   const int* __restrict__ indices, int n,
-                                   int* __restrict__ nstat, int* counts) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v == 0) {
-        counts[0] = 0;  // medium-degree worklist length (front of wl)
-        counts[1] = n;  // high-degree worklist start (back of wl)
-    }
-    if (v >= n) return;
-    const long long begin = indptr[v];
-    int first = v;
-    if (begin < indptr[v + 1]) {
-        const int u = indices[begin];
-        if (u < v) first = u;
-    }
-    nstat[v] = first;
-}
-
-// Claims one worklist slot for each lane with `take` set, with one atomic per warp (`add`: +1
-// grows the front, -1 shrinks the back's start). A per-vertex atomic on the shared counter
-// serialised ~10^5 vertices of a skewed graph. Every lane of the warp must call it.
-__device__ __forceinline__ void push_tier(bool take, int v, int* counter, int add,
-                                          int* __restrict__ wl) {
-    const unsigned mask = __ballot_sync(FULL_MASK, take);
-    if (!mask) return;
-    const int lane = threadIdx.x & 31;
-    const int total = __popc(mask);
-    int base = 0;
-    if (lane == 0) base = atomicAdd(counter, add * total);
-    base = __shfl_sync(FULL_MASK, base, 0);
-    if (add < 0) base -= total;  // the back's new start: slots [old - total, old)
-    if (take) wl[base + __popc(mask & ((1u << lane) - 1))] = v;
-}
-
-// Low-degree vertices, one thread each; medium and high degrees go to the worklist's front and
-// back for the warp and block kernels. Every edge is processed once, from its larger endpoint; a
-// vertex with no smaller neighbour (nstat[v] == v at init) has nothing to do. All three tiers
-// skip the row's first entry: init made it v's parent, so it is in v's tree already.
-extern "C" __global__ void cc_compute_thread(const long long* __restrict__ indptr,
-                                             const int* __restrict__ indices, int n,
-                                             int* nstat, int* __restrict__ wl, int* counts) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool active = v < n && nstat[v] != v;
-    long long begin = 0, end = 0;
-    if (active) {
-        begin = indptr[v];
-        end = indptr[v + 1];
-    }
-    const long long deg = end - begin;
-    // No early return above: the whole warp takes part in the worklist pushes.
-    push_tier(active && deg > THREAD_DEGREE && deg <= WARP_DEGREE, v, &counts[0], 1, wl);
-    push_tier(active && deg > WARP_DEGREE, v, &counts[1], -1, wl);
-    if (!active || deg > THREAD_DEGREE) return;
-    // Many vertices have no smaller neighbour beyond the first: no walk to the root for them.
-    if (deg < 2 || indices[begin + 1] > v) return;
-    int vstat = representative(v, nstat);
-    for (long long j = begin + 1; j < end; ++j) {
-        const int u = indices[j];
-        if (u < v) hook(vstat, u, nstat);
-        else break;  // sorted row: no smaller neighbours after this
-    }
-}
-
-// Medium-degree vertices: one warp each, grid-striding over the worklist front. Rows are sorted,
-// so the warp stops after the first round that reaches a larger neighbour: the edges to larger
-// ids are hooked from the other end (ECL-CC reads the whole row).
-extern "C" __global__ void cc_compute_warp(const long long* __restrict__ indptr,
-                                           const int* __restrict__ indices,
-                                           int* nstat, const int* __restrict__ wl,
-                                           const int* counts) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    const int count = counts[0];
-    for (long long k = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < count;
-         k += warps) {
-        const int v = wl[k];
-        int vstat = representative(v, nstat);
-        const long long end = indptr[v + 1];
-        for (long long base = indptr[v] + 1; base < end; base += 32) {
-            const long long j = base + lane;
-            const int u = j < end ? indices[j] : INT_MAX;
-            if (u < v) hook(vstat, u, nstat);
-            if (__any_sync(FULL_MASK, u > v)) break;
+        grid_barrier(bar);
+        const long long listed = (long long)__ldcg(&out[3]);
+        if (listed > 0) {  // uniform: every thread read the same count after the barrier
+            for (long long k = blockIdx.x; k < listed; k += gridDim.x) {
+                const int u = __ldcg(&rows[k]);
+                const long long end = indptr[u + 1];
+                for (long long j = indptr[u] + threadIdx.x; j < end; j += blockDim.x) {
+                    visit(indptr, level, indices[j], depth, next, out);
+                }
+            }
+            grid_barrier(bar);
         }
+        expanded += arcs;
+        last = arcs;
+        size = (long long)__ldcg(&out[0]);
+        arcs = (long long)__ldcg(&out[1]);
+        hub = __ldcg(&out[2]);
+        reached += size;
+        parity ^= 1;
+        ++depth;
     }
-}
-
-// High-degree vertices: one block each, from the worklist back; stops like the warp kernel.
-extern "C" __global__ void cc_compute_block(const long long* __restrict__ indptr,
-                                            const int* __restrict__ indices, int n,
-                                            int* nstat, const int* __restrict__ wl,
-                                            const int* counts) {
-    const int start = counts[1];
-    for (long long k = start + blockIdx.x; k < n; k += gridDim.x) {
-        const int v = wl[k];
-        int vstat = representative(v, nstat);
-        const long long end = indptr[v + 1];
-        for (long long base = indptr[v] + 1; base < end; base += blockDim.x) {
-            const long long j = base + threadIdx.x;
-            const int u = j < end ? indices[j] : INT_MAX;
-            if (u < v) hook(vstat, u, nstat);
-            if (__syncthreads_or(u > v)) break;
-        }
-    }
-}
-
-// Point every vertex straight at its root, the smallest vertex of its component (ECL-CC's flatten).
-extern "C" __global__ void cc_flatten(int n, int* nstat) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    int next;
-    int vstat = nstat[v];
-    const int old = vstat;
-    while (vstat > (next = nstat[vstat])) vstat = next;
-    if (old != vstat) nstat[v] = vstat;
-}
-
-// Numbering, step 1: each block is one tile of blockDim.x vertices; a root's rank among the roots
-// of its tile goes to rank[root], the tile's root count to tile_count[tile].
-extern "C" __global__ void cc_root_ranks(int n, const int* __restrict__ nstat,
-                                         int* __restrict__ rank, int* __restrict__ tile_count) {
-    __shared__ int warp_roots[32];
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const bool root = v < n && nstat[v] == v;
-    const unsigned roots = __ballot_sync(FULL_MASK, root);
-    if (lane == 0) warp_roots[warp] = __popc(roots);
-    __syncthreads();
-    if (root) {
-        int before = __popc(roots & ((1u << lane) - 1));
-        for (int w = 0; w < warp; ++w) before += warp_roots[w];
-        rank[v] = before;
-    }
-    if (threadIdx.x == 0) {
-        int total = 0;
-        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) total += warp_roots[w];
-        tile_count[blockIdx.x] = total;
-    }
-}
-
-// Inclusive scan of one value per lane across the warp.
-__device__ __forceinline__ int warp_inclusive_scan(int value) {
-    const int lane = threadIdx.x & 31;
-    for (int d = 1; d < 32; d <<= 1) {
-        const int other = __shfl_up_sync(FULL_MASK, value, d);
-        if (lane >= d) value += other;
-    }
-    return value;
-}
-
-// Numbering, step 2: the one scan. A single block (32 full warps) turns the tile counts into
-// exclusive offsets in place and writes the component count to counts[2]: each thread sums a
-// contiguous chunk of tiles, the block scans the chunk sums, each thread writes its chunk's offsets.
-extern "C" __global__ void cc_scan_tiles(int tiles, int* tile_count, int* counts) {
-    __shared__ int warp_offset[32];
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int per = (tiles + blockDim.x - 1) / blockDim.x;
-    const int first = threadIdx.x * per;
-    const int last = min(first + per, tiles);
-    int sum = 0;
-    for (int t = first; t < last; ++t) sum += tile_count[t];
-    const int inclusive = warp_inclusive_scan(sum);
-    if (lane == 31) warp_offset[warp] = inclusive;
-    __syncthreads();
-    if (warp == 0) {
-        const int total = warp_offset[lane];
-        warp_offset[lane] = warp_inclusive_scan(total) - total;
-    }
-    __syncthreads();
-    int running = warp_offset[warp] + inclusive - sum;
-    for (int t = first; t < last; ++t) {
-        const int c = tile_count[t];
-        tile_count[t] = running;
-        running += c;
-    }
-    if (threadIdx.x == blockDim.x - 1) counts[2] = running;
-}
-
-// Numbering, step 3: label[v] = global rank of v's root (tile offset + rank in the tile). Also
-// zeroes the first `count` entries of sizes for cc_sizes (a memset of all n would cost more).
-extern "C" __global__ void cc_label(int n, int tile, const int* __restrict__ nstat,
-                                    const int* __restrict__ rank,
-                                    const int* __restrict__ tile_offset, const int* counts,
-                                    int* __restrict__ label,
-                                    unsigned long long* __restrict__ sizes) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    const int root = nstat[v];
-    label[v] = tile_offset[root / tile] + rank[root];
-    if (v < counts[2]) sizes[v] = 0;
-}
-
-// Component sizes: one atomic per distinct label in a warp (__match_any_sync): most warps of a
-// giant component lie wholly in it, and atomics on one address serialise.
-extern "C" __global__ void cc_sizes(int n, const int* __restrict__ label,
-                                    unsigned long long* sizes) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const int mine = v < n ? label[v] : -1;
-    const unsigned peers = __match_any_sync(FULL_MASK, mine);
-    if (mine >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1) {
-        atomicAdd(&sizes[mine], (unsigned long long)__popc(peers));
+    if (tid == 0) {
+        unsigned long long* state = ctl + CTL_STATE;
+        state[0] = depth;
+        state[1] = size;
+        state[2] = arcs;
+        state[3] = hub;
+        state[4] = parity;
+        state[5] = expanded;
+        state[6] = reached;
+        state[7] = last;
     }
 }

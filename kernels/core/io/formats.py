@@ -37,13 +37,19 @@ import numpy as np
 
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
 from graphgpu.kernels.core.io import textscan as ts
+from graphgpu.kernels.core.io.budget import (
+    BYTES_PER_JSON_BYTE,
+    MAX_JSON_DEPTH,
+    check_budget,
+    json_depth,
+)
 from graphgpu.kernels.core.settings import Settings, get_settings
 
 FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json")
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZ_IN = 1 << 20  # compressed bytes fed per step, so unconsumed_tail copies stay small
-_GZ_OUT = 1 << 26  # most bytes inflated per step, so a bomb never inflates much past the limit
+_GZ_OUT = 1 << 23  # most bytes inflated per step, so a bomb never inflates much past a limit
 _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth a thread
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
@@ -103,8 +109,11 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
     if not isinstance(data, bytes | bytearray):
         data = bytes(data)  # the scanners use .find; a memoryview has none
     compressed = data[:2] == _GZIP_MAGIC
-    text = _gunzip(data, settings.max_decompressed_bytes) if compressed else data
+    text = _gunzip(data, settings.max_decompressed_bytes, settings) if compressed else data
     resolved = detect_format(bytes(text[:65536])) if fmt == "auto" else fmt
+    if resolved != "json":  # (JSON has its own estimate)
+        check_budget(settings, "the upload", len(text) + (len(data) if compressed else 0),
+                     rows=_rows_estimate(text, resolved))
     if text[:3] == b"\xef\xbb\xbf":
         text = text[3:]  # a UTF-8 byte-order mark (Windows editors): not part of the first line
     try:
@@ -116,6 +125,15 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
         raise InvalidInput(exc.message + hint, line=exc.line, field=exc.field,
                            code=exc.code) from None
     return ParsedGraph(src, dst, weights, extra, resolved, compressed)
+
+
+def _rows_estimate(text: bytes, fmt: str) -> int:
+    """Most edge rows the text can hold: one a line, or one a token in the adjacency formats
+    (CNP, METIS: a line lists many neighbours)."""
+    rows = text.count(b"\n") + 1
+    if fmt in ("cnp", "metis"):
+        rows += text.count(b" ") + text.count(b"\t")
+    return rows
 
 
 def detect_format(text_head: bytes) -> str:
@@ -153,9 +171,15 @@ def detect_format(text_head: bytes) -> str:
 
 # --- gzip -------------------------------------------------------------------------------------
 
-def _gunzip(data: bytes, limit: int) -> bytearray:
-    """Inflate every gzip member, never holding more than ``limit + 1`` bytes of output."""
+def _gunzip(data: bytes, limit: int, settings: Settings | None = None) -> bytearray:
+    """Inflate every gzip member, never holding more than ``limit + 1`` bytes of output.
+
+    With ``settings``, also stop as soon as the text inflated so far (and its lines, each a
+    possible edge) would need more than the parse budget: a gzip bomb is refused after inflating
+    at most a budget's worth, never the whole of it.
+    """
     out = bytearray()
+    lines = 0
     view = memoryview(data).cast("B")
     off = 0
     pending: bytes | memoryview = b""
@@ -171,6 +195,10 @@ def _gunzip(data: bytes, limit: int) -> bytearray:
             if len(out) > limit:
                 raise LimitExceeded(f"gzip'd upload inflates past the limit of {limit} bytes",
                                     code="decompressed_too_large")
+            if settings is not None:
+                lines += chunk.count(b"\n")
+                check_budget(settings, f"the gzip'd upload (inflated to {len(out):,} bytes "
+                             "so far)", len(out) + len(data), rows=lines + 1)
             pending = dec.unconsumed_tail
             if dec.eof:  # a member ended: another may follow (bgzip writes many)
                 pending = dec.unused_data
@@ -273,14 +301,23 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
 
 # --- METIS / Matrix Market / CNP: generic tokens, checks in NumPy -----------------------------
 
-def _declared_nodes(n: int, line: int, settings: Settings) -> np.ndarray:
+def _declared_nodes(n: int, line: int, settings: Settings, text_bytes: int = 0,
+                    rows: int = 0) -> np.ndarray:
+    """Ids ``0..n-1`` of a header's node count, after the limits and the parse budget (for
+    ``rows`` declared edge rows) are checked: nothing is allocated for a size refused."""
+    _check_node_limits(n, line, settings)
+    check_budget(settings, f"line {line}: the declared graph ({n:,} nodes, {rows:,} edge rows)",
+                 text_bytes, rows=rows, nodes=n, line=line)
+    return np.arange(n, dtype=np.int64)
+
+
+def _check_node_limits(n: int, line: int, settings: Settings) -> None:
     if n > settings.max_nodes:
         raise LimitExceeded(f"line {line}: {n} nodes exceed the limit {settings.max_nodes}",
                             line=line, code="too_many_nodes")
     if n - 1 > settings.max_node_id:
         raise LimitExceeded(f"line {line}: node ids up to {n - 1} exceed the limit "
                             f"{settings.max_node_id}", line=line, code="node_id_too_large")
-    return np.arange(n, dtype=np.int64)
 
 
 def _parse_metis(text: bytes, settings: Settings) -> _Edges:
@@ -300,7 +337,7 @@ def _parse_metis(text: bytes, settings: Settings) -> _Edges:
         raise InvalidInput(f"line {hline}: unknown METIS fmt {fmt}", line=hline,
                            code="bad_header")
     ncon = head[3] if len(head) > 3 else 1
-    nodes = _declared_nodes(n, hline, settings)
+    nodes = _declared_nodes(n, hline, settings, len(text), rows=2 * m)
     vlines = tk.ntok[h + 1:]
     if vlines.size > n and not vlines[n:].any():
         vlines = vlines[:n]  # blank lines after the last vertex are not vertices
@@ -348,7 +385,7 @@ def _parse_mtx(text: bytes, settings: Settings) -> _Edges:
     if rows != cols:
         raise InvalidInput(f"line {sline}: the matrix is {rows}x{cols}; an adjacency matrix "
                            "is square", line=sline, code="bad_header")
-    nodes = _declared_nodes(rows, sline, settings)
+    nodes = _declared_nodes(rows, sline, settings, len(text), rows=nnz)
     k = 2 if field == "pattern" else 3
     bad = tk.ntok[1:] != k
     if bad.any():
@@ -367,12 +404,13 @@ def _parse_mtx(text: bytes, settings: Settings) -> _Edges:
 
 
 def _parse_cnp(text: bytes, settings: Settings) -> _Edges:
+    _check_cnp_header(text, settings)
     tk = ts.tokenize(text, 0, 1, colon=True)
     if tk.ntok.size == 0 or tk.ntok[0] != 1:
         raise InvalidInput("the first line of a CNP file must be the node count n", line=1,
                            code="bad_header")
     (n,) = tk.header_ints(0, "node count")
-    nodes = _declared_nodes(n, int(tk.line_no[0]), settings)
+    nodes = _declared_nodes(n, int(tk.line_no[0]), settings, len(text), rows=tk.ival.size)
     idx = np.arange(1, tk.ival.size)
     tk.check_ids(idx, 0, n - 1, "node id")
     heads = tk.line_tok[1:]
@@ -382,15 +420,32 @@ def _parse_cnp(text: bytes, settings: Settings) -> _Edges:
     return src, tk.ival[~is_head & (np.arange(tk.ival.size) > 0)], None, nodes
 
 
+def _check_cnp_header(text: bytes, settings: Settings) -> None:
+    """Refuse, before tokenizing, a CNP file whose first line declares more nodes than fit in
+    the budget (a 16-byte ``200000000`` file once took 8 GB and 73 s)."""
+    first = bytes(text[:64]).lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].strip()
+    if first.isdigit():
+        n = int(first)
+        _check_node_limits(n, 1, settings)
+        check_budget(settings, f"line 1: the declared graph ({n:,} nodes)", len(text),
+                     rows=text.count(b"\n"), nodes=n, line=1)
+
+
 # --- JSON -------------------------------------------------------------------------------------
 
 def _parse_json(text: bytes, settings: Settings) -> _Edges:
+    check_budget(settings, "the JSON upload", BYTES_PER_JSON_BYTE * len(text))
+    if (depth := json_depth(bytes(text))) > MAX_JSON_DEPTH:
+        raise InvalidInput(f"the JSON is nested {depth} deep; a graph needs 3 levels (at most "
+                           f"{MAX_JSON_DEPTH} accepted)", code="bad_json")
     try:
         doc = json.loads(bytes(text))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         line = getattr(exc, "lineno", 1)
         raise InvalidInput(f"line {line}: invalid JSON: {exc}", line=line,
                            code="bad_json") from None
+    except RecursionError:
+        raise InvalidInput("the JSON is nested too deeply", code="bad_json") from None
     rows, nodes = doc, None
     if isinstance(doc, dict):
         rows, nodes = doc.get("edges", []), doc.get("nodes")

@@ -243,7 +243,7 @@ def test_gpu_backend_falls_back_to_cpu_without_gpu_version() -> None:
     np.testing.assert_array_equal(a.src, b.src)
 
 
-# GPU (device machine only: python3 -m pytest -m gpu tests/kernels/test_generators.py)
+# GPU (device machine only: python3 -m pytest -m gpu tests/kernels/generators)
 
 needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 
@@ -290,7 +290,7 @@ def test_gpu_erdos_renyi_gnp_count(n: int, p: float) -> None:
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_rmat_shape_and_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("graphgpu.kernels.generators.CHUNK_EDGES", 1 << 14)  # several chunks
+    monkeypatch.setattr("graphgpu.kernels.generators.arrays.CHUNK_EDGES", 1 << 14)  # several chunks
     edges = generate("rmat", {"scale": 12, "edge_factor": 16}, backend="gpu")
     n = 4096
     assert edges.num_nodes == n and edges.src.size == 16 * n
@@ -328,9 +328,9 @@ class CupyLikeRng:
      ("erdos_renyi", {"n": 300, "m": 4000}), ("erdos_renyi", {"n": 100, "m": 4000})],
 )
 def test_gpu_code_path_with_numpy_standing_in(name: str, params: dict) -> None:
-    from graphgpu.kernels import generators as module
+    from graphgpu.kernels.generators import arrays as module
 
-    impl = {"rmat": module._rmat, "erdos_renyi": module._erdos_renyi}[name]
+    impl = {"rmat": module.rmat_edges, "erdos_renyi": module.erdos_renyi_edges}[name]
     model = validate_params(name, params)
     edges = impl(NumpyAsCupy(), CupyLikeRng(1), model, lambda f, message="": None)
     graph = as_graph(edges)

@@ -8,21 +8,16 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from graphgpu.kernels.algorithms import apsp
-from graphgpu.kernels.algorithms.apsp import ApspParams, apsp_cpu, apsp_gpu, estimate, plan
+from graphgpu.kernels.algorithms.apsp import ApspParams, estimate, plan
+from graphgpu.kernels.algorithms.apsp import gpu as apsp_gpu_module
+from graphgpu.kernels.algorithms.apsp.cpu import apsp as apsp_cpu
+from graphgpu.kernels.algorithms.apsp.gpu import apsp as apsp_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
-from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import no_progress
+from tests.support.graphs import from_nx as to_graph
 from tests.support.graphs import original
-
-
-def to_graph(g: nx.Graph, weights: np.ndarray | None = None) -> Graph:
-    edges = np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2)
-    nodes = np.arange(g.number_of_nodes(), dtype=np.int64)
-    graph, _ = build_graph(original(edges[:, 0]), original(edges[:, 1]), weights,
-                           extra_nodes=original(nodes))
-    return graph
 
 
 def pendant_chains(seed: int) -> nx.Graph:
@@ -184,7 +179,7 @@ needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUD
 @pytest.mark.parametrize("small_batches", [False, True])
 def test_gpu_equals_cpu(monkeypatch: pytest.MonkeyPatch, small_batches: bool) -> None:
     if small_batches:  # one 64-source word per BFS batch, 32 sources per Bellman-Ford batch
-        monkeypatch.setattr(apsp, "BATCH_BYTES", 1)
+        monkeypatch.setattr(apsp_gpu_module, "BATCH_BYTES", 1)
     for name, g in SHAPES.items():
         cases = [(None, {"weighted": False})]
         for weights in weight_sets(g.number_of_edges()).values():
@@ -219,6 +214,6 @@ def test_gpu_sweep_without_matrix() -> None:
 
     graph = to_graph(SHAPES["disconnected"])
     dist, _ = run(graph, "cpu", prune="off")
-    total, ecc = apsp.bfs_sweep_device(on_device(graph), None, no_progress)
+    total, ecc = apsp_gpu_module.bfs_sweep_device(on_device(graph), None, no_progress)
     np.testing.assert_array_equal(total.get(), np.where(dist > 0, dist, 0).sum(axis=1))
     np.testing.assert_array_equal(ecc.get(), dist.max(axis=1))

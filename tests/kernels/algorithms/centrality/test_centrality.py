@@ -10,20 +10,14 @@ import pytest
 from pydantic import ValidationError
 from scipy import stats
 
-from graphgpu.kernels.algorithms.centrality import (
-    CPU_BYTES_PER_NODE,
-    WORD_BYTES_PER_NODE,
-    ClosenessParams,
-    DaccerParams,
-    batch_words,
-    closeness_cpu,
-    closeness_gpu,
-    cpu_workers,
-    daccer_cpu,
-    daccer_gpu,
-    rank_agreement,
-    ranking,
-)
+from graphgpu.kernels.algorithms.centrality import ClosenessParams, DaccerParams
+from graphgpu.kernels.algorithms.centrality.cpu import CPU_BYTES_PER_NODE, cpu_workers
+from graphgpu.kernels.algorithms.centrality.cpu import closeness as closeness_cpu
+from graphgpu.kernels.algorithms.centrality.cpu import daccer as daccer_cpu
+from graphgpu.kernels.algorithms.centrality.driver import rank_agreement, ranking
+from graphgpu.kernels.algorithms.centrality.gpu import closeness as closeness_gpu
+from graphgpu.kernels.algorithms.centrality.gpu import daccer as daccer_gpu
+from graphgpu.kernels.algorithms.common.bitset_bfs import WORD_BYTES_PER_NODE, batch_words
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.graph import Graph, build_graph

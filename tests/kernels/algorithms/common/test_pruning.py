@@ -12,19 +12,17 @@ import pytest
 from pydantic import ValidationError
 
 from graphgpu.kernels.algorithms.common import pruning
-from graphgpu.kernels.algorithms.traversal import (
-    BfsParams,
-    ComponentsParams,
-    bfs_cpu,
-    bfs_gpu,
-    components_cpu,
-    components_gpu,
-)
+from graphgpu.kernels.algorithms.traversal import BfsParams, ComponentsParams
+from graphgpu.kernels.algorithms.traversal.cpu import bfs as bfs_cpu
+from graphgpu.kernels.algorithms.traversal.cpu import connected_components as components_cpu
+from graphgpu.kernels.algorithms.traversal.gpu import bfs as bfs_gpu
+from graphgpu.kernels.algorithms.traversal.gpu import connected_components as components_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import from_nx, original
+from tests.support.results import assert_same
 
 
 def shuffled(g: nx.Graph, seed: int) -> nx.Graph:
@@ -109,17 +107,6 @@ def check_bfs_against_networkx(g: nx.Graph, sources: list[int], result) -> None:
             assert parent[v] == -1
         else:
             assert parent[v] == min(u for u in g[v] if expected[u] == expected[v] - 1)
-
-
-def assert_same(a, b, ignore: tuple[str, ...] = ()) -> None:
-    assert {k: v for k, v in a.summary.items() if k not in ignore} == \
-        {k: v for k, v in b.summary.items() if k not in ignore}
-    for store in ("node_values", "arrays"):
-        x, y = getattr(a, store), getattr(b, store)
-        assert x.keys() == y.keys()
-        for key in x:
-            assert x[key].dtype == y[key].dtype, key
-            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
 
 
 PRUNE_KEYS = ("pruned", "prune_rounds")

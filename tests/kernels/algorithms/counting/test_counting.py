@@ -17,16 +17,19 @@ import pytest
 from pydantic import ValidationError
 
 from graphgpu.kernels.algorithms import counting
+from graphgpu.kernels.algorithms.common.dag import oriented
 from graphgpu.kernels.algorithms.counting import (
     CountParams,
     IndependentParams,
+    cliques,
     cliques_cpu,
     cliques_gpu,
     connected_cpu,
     connected_gpu,
-    cpu,
+    esu,
     independent_cpu,
     independent_gpu,
+    plan,
 )
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput, JobCanceled
@@ -178,8 +181,8 @@ def test_counts_beyond_64_bits() -> None:
     lo, hi = np.zeros(3, np.int64), np.zeros(3, np.int64)
     x = (1 << 62) - 5
     for _ in range(1000):
-        cpu.add_wide(lo, hi, 1, x)
-    assert cpu.wide_totals(lo, hi)[1] == 1000 * x
+        plan.add_wide(lo, hi, 1, x)
+    assert plan.wide_totals(lo, hi)[1] == 1000 * x
 
 
 def test_regimes_and_parameter_errors() -> None:
@@ -296,8 +299,8 @@ def test_gpu_wide_counts_and_dense_neighbourhoods() -> None:
 
 # ------------------------------------------------------------------------------------------------
 # The GPU's work items partition the search exactly: each item's subtree searched the way the
-# kernels do (kernels/cuda/counting.cu), in Python. Clique items are cut on the device (-m gpu),
-# connected-set items on the host.
+# kernels do (kernels/algorithms/counting/counting.cu), in Python. Clique items are cut on the
+# device (-m gpu), connected-set items on the host.
 # ------------------------------------------------------------------------------------------------
 
 
@@ -329,7 +332,7 @@ def search_clique_items(dptr: np.ndarray, dadj: np.ndarray, items: np.ndarray, k
 
 def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int]:
     lo, hi = np.zeros(kmax + 2, np.int64), np.zeros(kmax + 2, np.int64)
-    items = cpu.connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
+    items = esu.connected_items(graph.indptr, graph.indices, kmax, depth, lo, hi)
     adj = [set(graph.indices[graph.indptr[v]:graph.indptr[v + 1]].tolist())
            for v in range(graph.n)]
     found = [0] * (kmax + 2)
@@ -357,7 +360,7 @@ def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int
                     u == x or u in adj[x] for x in members[:-1])]
             members.append(ext[path[q]])
         visit(path[depth] + 1)
-    host = cpu.wide_totals(lo, hi)
+    host = plan.wide_totals(lo, hi)
     return {s: found[s] + host[s] for s in range(3, kmax + 1)}
 
 
@@ -380,7 +383,7 @@ def test_gpu_clique_items_partition_the_search(index: int) -> None:
 
     cp = cupy()
     graph = from_nx(random_graphs()[index])
-    for dag in (counting.clique_dag(graph, "gpu"), counting.oriented(graph)[3:]):
+    for dag in (counting_gpu.clique_dag(graph), oriented(graph)[3:]):
         dptr, dadj = (cp.asarray(x) for x in dag)
         for kmax in (3, 4, 6):
             full = all_sizes("cliques", graph, kmax)
@@ -389,8 +392,9 @@ def test_gpu_clique_items_partition_the_search(index: int) -> None:
                     acc = cp.zeros(2 * (kmax + 2), dtype=cp.uint64)
                     items = counting_gpu.clique_items(dptr, dadj, kmax, lo_size, split, depth,
                                                       acc)
-                    found = search_clique_items(dptr.get(), dadj.get(), items.get(), kmax,
-                                                lo_size, counting_gpu._wide(acc, range(kmax + 1)))
+                    found = search_clique_items(
+                        dptr.get(), dadj.get(), items.get(), kmax, lo_size,
+                        counting_gpu.device_totals(acc, range(kmax + 1)))
                     assert found[kmax] == full[-1], (kmax, split, depth, lo_size)
                     if lo_size == 3:
                         assert found == {s: full[s - 1] for s in range(3, kmax + 1)}
@@ -402,7 +406,7 @@ def test_degree_dag_orients_every_edge_once_upwards(monkeypatch) -> None:
     for g in [*random_graphs(), nx.powerlaw_cluster_graph(3000, 10, 0.7, seed=5),
               nx.empty_graph(4)]:
         graph = from_nx(g)
-        dptr, dadj = counting.clique_dag(graph, "gpu", np)
+        dptr, dadj = counting_gpu.clique_dag(graph, np)
         deg = np.diff(graph.indptr)
         order = np.lexsort((np.arange(graph.n), deg))  # rank -> vertex
         edges = {tuple(sorted((int(order[r]), int(order[x]))))
@@ -414,10 +418,10 @@ def test_degree_dag_orients_every_edge_once_upwards(monkeypatch) -> None:
             assert row.shape[0] ** 2 <= 2 * graph.m
         # The CPU search on this DAG counts what it counts on its own (degeneracy) DAG.
         lo, hi = np.zeros(9, np.int64), np.zeros(9, np.int64)
-        cpu.clique_roots(dptr, dadj, np.arange(graph.n), 7, 3, lo, hi)
-        assert cpu.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
+        cliques.clique_roots(dptr, dadj, np.arange(graph.n), 7, 3, lo, hi)
+        assert plan.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
     # Past the kernels' out-degree limit the GPU takes the degeneracy DAG.
     graph = from_nx(nx.complete_graph(6))
     monkeypatch.setattr(counting_gpu, "MAX_OUT_DEGREE", 4)
     assert all(np.array_equal(a, b) for a, b in zip(
-        counting.clique_dag(graph, "gpu", np), counting.oriented(graph)[3:], strict=True))
+        counting_gpu.clique_dag(graph, np), oriented(graph)[3:], strict=True))

@@ -18,7 +18,7 @@ from graphgpu.kernels.algorithms.critical_nodes import (
     objective_of,
     shard_params,
 )
-from graphgpu.kernels.algorithms.critical_nodes import cpu as cnd_cpu
+from graphgpu.kernels.algorithms.critical_nodes import greedy as cnd_cpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput, JobCanceled
 from graphgpu.kernels.core.graph import Graph, build_graph
@@ -94,19 +94,22 @@ def test_objective_function_against_networkx(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
-def test_every_method_gives_k_nodes_and_search_finds_the_optimum(name: str) -> None:
+def test_every_method_gives_k_nodes_and_the_searches_find_the_optimum(name: str) -> None:
     g = SMALL[name]
     graph = from_nx(g)
     for k in range(1, graph.n):
         optimum = brute_force(g, k)
         results = {m: run(graph, method=m, k=k, seed=k, starts=4, time_limit_s=0.05)
                    for m in ("greedy", "multistart", "search")}
+        results["memetic"] = run(graph, method="memetic", k=k, seed=k, time_limit_s=30,
+                                 generations=10)
         for result in results.values():
             check(g, graph, result, k)
             assert result.summary["objective"] >= optimum
         assert results["multistart"].summary["objective"] <= results["greedy"].summary[
             "objective"]
         assert results["search"].summary["objective"] == optimum, (name, k)
+        assert results["memetic"].summary["objective"] == optimum, (name, k)
 
 
 def test_closed_forms() -> None:

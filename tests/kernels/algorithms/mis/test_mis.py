@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphgpu.kernels.algorithms.mis import FIRST_ROUND, MisParams, mis_cpu, mis_gpu
+from graphgpu.kernels.algorithms.mis import MisParams, mis_cpu, mis_gpu
 from graphgpu.kernels.algorithms.mis.cpu import CpuEngine
+from graphgpu.kernels.algorithms.mis.driver import FIRST_ROUND
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.graph import Graph, build_graph

@@ -9,23 +9,15 @@ import scipy.sparse as sp
 from pydantic import ValidationError
 from scipy.sparse import csgraph
 
-from graphgpu.kernels.algorithms.sssp import SsspParams, sssp_cpu, sssp_gpu
+from graphgpu.kernels.algorithms.sssp import SsspParams
+from graphgpu.kernels.algorithms.sssp.cpu import sssp as sssp_cpu
+from graphgpu.kernels.algorithms.sssp.gpu import sssp as sssp_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import get_algorithm, no_progress
-
-
-def original(node: int) -> int:
-    return 7 * node + 3
-
-
-def weighted(g: nx.Graph, weights: np.ndarray | None) -> Graph:
-    edges = np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2)
-    nodes = np.arange(g.number_of_nodes(), dtype=np.int64)
-    graph, _ = build_graph(original(edges[:, 0]), original(edges[:, 1]), weights,
-                           extra_nodes=original(nodes))
-    return graph
+from tests.support.graphs import from_nx as weighted
+from tests.support.graphs import original
 
 
 def with_tails(seed: int) -> nx.Graph:

@@ -7,20 +7,18 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphgpu.kernels.algorithms.traversal import (
-    BfsParams,
-    ComponentsParams,
-    DeviceComponents,
-    bfs_cpu,
-    bfs_gpu,
-    components_cpu,
-    components_gpu,
-)
+from graphgpu.kernels.algorithms.traversal import BfsParams, ComponentsParams
+from graphgpu.kernels.algorithms.traversal.cpu import bfs as bfs_cpu
+from graphgpu.kernels.algorithms.traversal.cpu import connected_components as components_cpu
+from graphgpu.kernels.algorithms.traversal.gpu import DeviceComponents
+from graphgpu.kernels.algorithms.traversal.gpu import bfs as bfs_gpu
+from graphgpu.kernels.algorithms.traversal.gpu import connected_components as components_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput, JobCanceled
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import get_algorithm, no_progress
 from tests.support.graphs import from_nx, original
+from tests.support.results import assert_same
 
 
 def several_components(seed: int) -> nx.Graph:
@@ -32,6 +30,18 @@ def several_components(seed: int) -> nx.Graph:
     perm = rng.permutation(g.number_of_nodes())
     return nx.relabel_nodes(g, dict(enumerate(perm.tolist())))
 
+
+
+def cancel(fraction: float, message: str = "") -> None:
+    raise JobCanceled("canceled")
+
+
+def assert_cancels(bfs, components, graph: Graph) -> None:
+    """Both functions stop with :class:`JobCanceled` when a progress report raises it."""
+    with pytest.raises(JobCanceled):
+        bfs(graph, BfsParams(source=original(0)), cancel)
+    with pytest.raises(JobCanceled):
+        components(graph, ComponentsParams(), cancel)
 
 CASES = {
     "gnp_components": several_components(1),
@@ -113,13 +123,7 @@ def test_progress_reported_and_can_cancel() -> None:
     components_cpu(graph, ComponentsParams(), lambda f, m="": seen.append(f))
     assert seen[0] == 0.0 and seen[-1] == 1.0 and len(seen) >= 4
 
-    def cancel(fraction: float, message: str = "") -> None:
-        raise JobCanceled("canceled")
-
-    with pytest.raises(JobCanceled):
-        bfs_cpu(graph, BfsParams(source=original(0)), cancel)
-    with pytest.raises(JobCanceled):
-        components_cpu(graph, ComponentsParams(), cancel)
+    assert_cancels(bfs_cpu, components_cpu, graph)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -199,17 +203,6 @@ def gpu_graphs() -> dict[str, Graph]:
     return gpu_cases()
 
 
-def assert_same(cpu, gpu) -> None:
-    assert cpu.summary == gpu.summary
-    assert cpu.node_id_fields == gpu.node_id_fields
-    for store in ("node_values", "arrays"):
-        a, b = getattr(cpu, store), getattr(gpu, store)
-        assert a.keys() == b.keys()
-        for key in a:
-            assert a[key].dtype == b[key].dtype, key
-            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
-
-
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("name", [*sorted(CASES), "sparse_random", "random", "rmat16", "hubs",
@@ -231,6 +224,29 @@ def test_gpu_matches_cpu(name: str, gpu_graphs: dict[str, Graph]) -> None:
     params = ComponentsParams()
     assert_same(components_cpu(graph, params, no_progress),
                 components_gpu(graph, params, no_progress))
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("limit", [0, 64, 4096, None])
+def test_gpu_persistent_handoff(limit: int | None, gpu_graphs: dict[str, Graph],
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small frontiers run in one persistent launch, larger ones a launch per level; whatever
+    the frontier-arc limit between the two (0: the persistent launch only starts the search; 64
+    and 4096: the search changes hands many times; None: the default), the answer is the CPU's."""
+    from graphgpu.kernels.algorithms.traversal import gpu as traversal_gpu
+
+    if limit is not None:
+        monkeypatch.setattr(traversal_gpu, "persist_limit", lambda: limit)
+    for name in ("path", "random", "rmat16", "hubs", "late_hubs"):
+        graph = gpu_graphs[name]
+        hub = int(np.argmax(graph.degrees()))
+        for source in sorted({0, hub, graph.n // 2, graph.n - 1}):
+            params = BfsParams(source=int(graph.node_ids[source]))
+            assert_same(bfs_cpu(graph, params, no_progress), bfs_gpu(graph, params, no_progress))
+    graph = gpu_graphs["random"]
+    params = BfsParams(sources=[int(x) for x in graph.node_ids[:5000:7]])
+    assert_same(bfs_cpu(graph, params, no_progress), bfs_gpu(graph, params, no_progress))
 
 
 def tiers_graph(seed: int) -> Graph:
@@ -277,16 +293,17 @@ def test_gpu_components_phase_by_phase() -> None:
 
 @pytest.mark.gpu
 @needs_gpu
-def test_gpu_progress_and_cancel(gpu_graphs: dict[str, Graph]) -> None:
+def test_gpu_progress_and_cancel(gpu_graphs: dict[str, Graph],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphgpu.kernels.algorithms.traversal import gpu as traversal_gpu
+
     graph = gpu_graphs["path"]
     seen: list[float] = []
     bfs_gpu(graph, BfsParams(source=original(0)), lambda f, m="": seen.append(f))
+    assert seen[0] == 0.0 and seen[-1] == 1.0  # small levels: one persistent launch, no reports
+    monkeypatch.setattr(traversal_gpu, "persist_limit", lambda: 0)  # a launch per level
+    seen.clear()
+    bfs_gpu(graph, BfsParams(source=original(0)), lambda f, m="": seen.append(f))
     assert len(seen) >= 30 and seen[-1] == 1.0  # once per level, then done
 
-    def cancel(fraction: float, message: str = "") -> None:
-        raise JobCanceled("canceled")
-
-    with pytest.raises(JobCanceled):
-        bfs_gpu(graph, BfsParams(source=original(0)), cancel)
-    with pytest.raises(JobCanceled):
-        components_gpu(graph, ComponentsParams(), cancel)
+    assert_cancels(bfs_gpu, components_gpu, graph)

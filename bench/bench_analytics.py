@@ -1,0 +1,272 @@
+"""PageRank, strongly connected components, core numbers and triangles: GPU vs CPU vs peers.
+
+Run as ``python bench/bench_analytics.py [--graphs cnr-2000,dblp-2010,rmat20,rmat22]
+[--repeat 5] [--out FILE] [--no-gpu] [--no-networkx]``.
+
+Graphs: ``cnr-2000`` and ``dblp-2010`` (undirected, from ``--data-dir``: ``.benchdata/`` when the
+device call carried it, else ``../shared/data/real``) and ``rmat<scale>`` (Graph500 R-MAT, edge
+factor 16, a=.57 b=c=.19, seed 1, drawn by the GPU generator when a GPU is there, else the CPU
+one). R-MAT graphs are benchmarked **directed** for pagerank and SCC (each drawn pair an arc,
+loops and duplicate arcs dropped) and undirected for core numbers and triangles.
+
+What is timed (median of ``--repeat`` runs after a warm-up run; CPU and peers once on graphs of
+over 10 M arcs):
+
+* ``gpu``: wall time of the registered GPU function with the graph resident on the device (as in
+  a warm worker), per-node results copied back to the host included.
+* ``cpu``: wall time of the registered CPU function (Numba; pagerank uses every core, the others
+  one).
+* peers: NetworkX (``pagerank`` with the same alpha and tol, ``core_number``, ``triangles``) on
+  the real graphs only (building a NetworkX graph of the R-MAT ones takes minutes; triangles
+  only where the squared degrees sum below 1e9), NetworkX
+  graph construction not timed; SciPy ``csgraph.connected_components(connection="strong")`` on a
+  prepared CSR for SCC. ``ratio`` = time_ms / peer_ms (ours / peer: below 1, ours is faster).
+
+Every GPU answer is checked against the CPU answer before timing (integers equal, ranks to 1e-6
+relative), and the CPU answer against the peer's where one runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from anywhere
+
+from bench.common import TABLE_HELP, add_data_args, use_gpu  # noqa: E402, I001
+from bench.table import format_cell, once_ms, table_lines, timed_ms  # noqa: E402
+from graphgpu.kernels.algorithms.kcore import CoreParams, core_number_cpu, core_number_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.pagerank import PagerankParams, pagerank_cpu, pagerank_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.scc import SccParams, scc_cpu, scc_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.triangles import (  # noqa: E402
+    TrianglesParams,
+    triangles_cpu,
+    triangles_gpu,
+)
+from graphgpu.kernels.core.device import device_name  # noqa: E402
+from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
+from graphgpu.kernels.core.registry import no_progress  # noqa: E402
+
+GRAPHS = ("cnr-2000", "dblp-2010", "rmat20", "rmat22")
+COLUMNS = ("graph", "n", "m", "algorithm", "backend", "time_ms", "peer", "peer_ms", "ratio")
+BIG_ARCS = 10_000_000
+#: NetworkX triangles run only where the sum of squared degrees is below this.
+NX_TRIANGLE_WORK = 1e9
+PAGERANK = PagerankParams(tol=1e-6, max_iter=1000)
+#: NetworkX's tol is per node (it stops when the L1 change is below n * tol): 1e-6 takes 3 or 4
+#: iterations on these graphs, so pagerank is timed at a tight tol as well.
+PAGERANK_TIGHT = PagerankParams(tol=1e-10, max_iter=1000)
+#: CPU triangles (single-threaded) only below this many arcs (rmat22 would take minutes).
+CPU_TRIANGLE_ARCS = 60_000_000
+_NX: dict[str, object] = {}
+
+
+def rmat_edges(scale: int, gpu: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    from graphgpu.kernels.generators import generate
+
+    edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1},
+                     "gpu" if gpu else "cpu")
+    src, dst = edges.src, edges.dst
+    if not isinstance(src, np.ndarray):
+        src, dst = src.get(), dst.get()
+    return np.asarray(src), np.asarray(dst), edges.num_nodes
+
+
+def csr_on_gpu(src: np.ndarray, dst: np.ndarray, n: int, directed: bool) -> Graph:
+    """The graph ``build_graph`` would make of these R-MAT edges (all ``n`` nodes kept, so ids
+    need no relabelling), normalised on the GPU: CPU sorts of 10^8 keys take minutes."""
+    import cupy as cp
+
+    s, d = cp.asarray(src), cp.asarray(dst)
+    keep = s != d
+    s, d = s[keep], d[keep]
+    if not directed:
+        s, d = cp.minimum(s, d), cp.maximum(s, d)
+    key = cp.unique(s * n + d)
+    del s, d, keep
+    if not directed:
+        key = cp.sort(cp.concatenate([key, (key % n) * n + key // n]))
+
+    def csr(sorted_key):
+        indptr = cp.searchsorted(sorted_key // n, cp.arange(n + 1, dtype=cp.int64))
+        return indptr.get(), (sorted_key % n).astype(cp.int32).get()
+
+    indptr, indices = csr(key)
+    extra = {}
+    if directed:
+        in_indptr, in_indices = csr(cp.sort((key % n) * n + key // n))
+        extra = {"directed": True, "in_indptr": in_indptr, "in_indices": in_indices}
+    return Graph(indptr, indices, np.arange(n, dtype=np.int64), **extra)
+
+
+def load(name: str, data_dir: Path, gpu: bool) -> dict[str, Graph]:
+    """The benchmark graph(s) of a name: ``directed`` and ``undirected`` views (each with an id,
+    so that it stays resident on the GPU)."""
+    if name.startswith("rmat"):
+        src, dst, n = rmat_edges(int(name[4:]), gpu)
+        if gpu:
+            graphs = {"directed": csr_on_gpu(src, dst, n, True),
+                      "undirected": csr_on_gpu(src, dst, n, False)}
+        else:
+            graphs = {kind: build_graph(src, dst, extra_nodes=np.arange(n),
+                                        directed=kind == "directed")[0]
+                      for kind in ("directed", "undirected")}
+    else:
+        from graphgpu.kernels.core.io.formats import parse_graph
+
+        parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
+        graph, _ = build_graph(parsed.src, parsed.dst, parsed.weights,
+                               extra_nodes=parsed.extra_nodes)
+        graphs = {"directed": graph, "undirected": graph}
+    return {kind: dataclasses.replace(g, graph_id=content_id(g)) for kind, g in graphs.items()}
+
+
+def to_networkx(graph: Graph):
+    import networkx as nx
+
+    g = nx.DiGraph() if graph.directed else nx.Graph()
+    g.add_nodes_from(range(graph.n))
+    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    g.add_edges_from(zip(src.tolist(), graph.indices.tolist(), strict=True))
+    return g
+
+
+def peer_row(name: str, graph: Graph, algorithm: str, params, use_nx: bool
+             ) -> tuple[str, float, object]:
+    """The peer's time and answer (per node, internal ids), or ("", nan, None)."""
+    if algorithm == "strongly_connected_components":
+        matrix = sp.csr_matrix((np.ones(graph.indices.shape[0], np.float32), graph.indices,
+                                graph.indptr), shape=(graph.n, graph.n))
+        ms, (count, _) = once_ms(lambda: csgraph.connected_components(
+            matrix, directed=True, connection="strong"))
+        return "scipy", ms, count
+    if not use_nx or name.startswith("rmat"):
+        return "", float("nan"), None
+    deg = np.diff(graph.indptr).astype(np.float64)
+    if algorithm == "triangles" and float((deg * deg).sum()) > NX_TRIANGLE_WORK:
+        return "", float("nan"), None  # NetworkX's set intersections would take many minutes
+    import networkx as nx
+
+    key = f"{name}-{graph.directed}"
+    if key not in _NX:
+        _NX.clear()
+        _NX[key] = to_networkx(graph)
+    g = _NX[key]
+    fn = {"pagerank": lambda: nx.pagerank(g, alpha=params.alpha, tol=params.tol,
+                                          max_iter=params.max_iter),
+          "core_number": lambda: nx.core_number(g),
+          "triangles": lambda: nx.triangles(g)}[algorithm]
+    ms, out = once_ms(fn)
+    return "networkx", ms, np.array([out[v] for v in range(graph.n)])
+
+
+def check(algorithm: str, ours, theirs, what: str) -> None:
+    if theirs is None:
+        return
+    if algorithm == "pagerank":
+        ok = np.allclose(ours.node_values["pagerank"], theirs, rtol=1e-5, atol=1e-12)
+    elif algorithm == "strongly_connected_components":
+        ok = ours.summary["count"] == theirs
+    elif algorithm == "core_number":
+        ok = np.array_equal(ours.node_values["core_number"], theirs)
+    else:
+        ok = np.array_equal(ours.node_values["triangles"], theirs)
+    if not ok:
+        raise AssertionError(f"{algorithm}: {what} disagree")
+
+
+ALGORITHMS = {
+    "pagerank": ("directed", PAGERANK, pagerank_cpu, pagerank_gpu),
+    "pagerank tol=1e-10": ("directed", PAGERANK_TIGHT, pagerank_cpu, pagerank_gpu),
+    "strongly_connected_components": ("directed", SccParams(), scc_cpu, scc_gpu),
+    "core_number": ("undirected", CoreParams(), core_number_cpu, core_number_gpu),
+    "triangles": ("undirected", TrianglesParams(), triangles_cpu, triangles_gpu),
+}
+
+
+def same(algorithm: str, a, b) -> bool:
+    if algorithm == "pagerank":
+        return bool(np.allclose(a.node_values["pagerank"], b.node_values["pagerank"], rtol=1e-6))
+    return a.summary == b.summary and all(
+        np.array_equal(a.node_values[k], b.node_values[k]) for k in a.node_values)
+
+
+def bench_one(name: str, kind: str, graph: Graph, algorithm: str, params, cpu_fn, gpu_fn,
+              repeat: int, gpu: bool, use_nx: bool, emit) -> None:
+    arcs = int(graph.indices.shape[0])
+    run_cpu = lambda: cpu_fn(graph, params, no_progress)  # noqa: E731
+    if algorithm == "triangles" and arcs > CPU_TRIANGLE_ARCS:
+        cpu_ms, cpu_out = float("nan"), None
+    else:
+        cpu_ms, cpu_out = once_ms(run_cpu) if arcs > BIG_ARCS else timed_ms(run_cpu, repeat)
+    algorithm = algorithm.split()[0]
+    peer, peer_ms, peer_out = peer_row(name, graph, algorithm, params, use_nx)
+    if cpu_out is not None:
+        check(algorithm, cpu_out, peer_out, f"cpu and {peer} on {name}")
+    label = f"{name} ({kind})" if name.startswith("rmat") else name
+    shown = f"pagerank tol={params.tol:g}" if algorithm == "pagerank" else algorithm
+    base = {"graph": label, "n": graph.n, "m": graph.m, "algorithm": shown,
+            "peer": peer, "peer_ms": peer_ms}
+    emit({**base, "backend": "cpu", "time_ms": cpu_ms, "ratio": cpu_ms / peer_ms})
+    if not gpu:
+        return
+    gpu_ms, gpu_out = timed_ms(lambda: gpu_fn(graph, params, no_progress), repeat)
+    if cpu_out is None:
+        check(algorithm, gpu_out, peer_out, f"gpu and {peer} on {name}")
+    elif not same(algorithm, gpu_out, cpu_out):
+        raise AssertionError(f"{algorithm}: gpu and cpu disagree on {name}")
+    extra = f" ({gpu_out.summary['iterations']} it)" if algorithm == "pagerank" else ""
+    emit({**base, "backend": "gpu" + extra, "time_ms": gpu_ms, "ratio": gpu_ms / peer_ms})
+    emit({**base, "backend": "gpu vs cpu", "time_ms": gpu_ms, "peer": "cpu",
+          "peer_ms": cpu_ms, "ratio": gpu_ms / cpu_ms})
+
+
+def bench_graph(name: str, graphs: dict[str, Graph], repeat: int, gpu: bool,
+                use_nx: bool, emit) -> None:
+    for algorithm, (kind, params, cpu_fn, gpu_fn) in ALGORITHMS.items():
+        bench_one(name, kind, graphs[kind], algorithm, params, cpu_fn, gpu_fn, repeat, gpu,
+                  use_nx, emit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", default=",".join(GRAPHS))
+    parser.add_argument("--repeat", type=int, default=5)
+    add_data_args(parser, TABLE_HELP, no_gpu_help=None)
+    parser.add_argument("--no-networkx", action="store_true")
+    args = parser.parse_args(argv)
+    gpu = use_gpu(args)
+    device = device_name("gpu") if gpu else "no GPU"
+    header = [f"### Analytics: {device}; CPU {device_name('cpu')}; {date.today()} "
+              f"(python {platform.python_version()})", "",
+              *table_lines([], COLUMNS)]
+    lines = list(header)
+    print("\n".join(header), flush=True)
+
+    def emit(row: dict) -> None:
+        line = "| " + " | ".join(format_cell(row.get(c)) for c in COLUMNS) + " |"
+        lines.append(line)
+        print(line, flush=True)
+        if args.out:
+            args.out.write_text("\n".join(lines) + "\n")
+
+    for name in args.graphs.split(","):
+        start = time.perf_counter()
+        graphs = load(name, args.data_dir, gpu)
+        print(f"<!-- {name}: built in {time.perf_counter() - start:.1f} s -->", flush=True)
+        bench_graph(name, graphs, args.repeat, gpu, not args.no_networkx, emit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

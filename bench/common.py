@@ -1,0 +1,71 @@
+"""Command-line and data plumbing shared by the benchmark scripts."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES_HELP = "also write the tables here (markdown)"
+TABLE_HELP = "also write the table here (markdown)"
+ROWS_HELP = "skip the GPU rows"
+
+
+def default_data_dir() -> Path:
+    """Where the real graphs are: ``.benchdata`` in the checkout when it exists, else the shared
+    data folder beside it."""
+    local = ROOT / ".benchdata"
+    return local if local.is_dir() else ROOT.parent / "shared" / "data" / "real"
+
+
+def add_data_args(parser: argparse.ArgumentParser, out_help: str | None = TABLES_HELP,
+                  no_gpu: bool = True, no_gpu_help: str | None = ROWS_HELP) -> None:
+    """Add ``--data-dir`` (default :func:`default_data_dir`), ``--out`` and, when ``no_gpu``,
+    ``--no-gpu``, in that order."""
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
+    parser.add_argument("--out", type=Path, help=out_help)
+    if no_gpu:
+        parser.add_argument("--no-gpu", action="store_true", help=no_gpu_help)
+
+
+def use_gpu(args: argparse.Namespace) -> bool:
+    """Whether the GPU rows run: a device is there and ``--no-gpu`` was not given."""
+    from graphgpu.kernels.core.device import gpu_available
+
+    return gpu_available() and not args.no_gpu
+
+
+def load_timed(name: str, load: Callable[..., Any], *args: Any) -> Any:
+    """``load(*args)``, logging the graph's size and how long building it took."""
+    start = time.perf_counter()
+    graph = load(*args)
+    print(f"{name}: n={graph.n:,} m={graph.m:,} built in {time.perf_counter() - start:.1f} s",
+          flush=True)
+    return graph
+
+
+def rmat_csr_on_gpu(scale: int) -> tuple[Any, Any]:
+    """Graph500 R-MAT of ``scale`` (edge factor 16, seed 1) normalised on the GPU exactly as
+    ``build_graph`` would (symmetrised, no loops, no duplicates, all ``2**scale`` nodes kept so
+    ids need no relabelling): host ``indptr`` (int64) and ``indices`` (int32)."""
+    import cupy as cp
+
+    from graphgpu.kernels.generators import generate
+
+    edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "gpu")
+    n = edges.num_nodes
+    src, dst = cp.asarray(edges.src), cp.asarray(edges.dst)
+    keep = src != dst
+    lo, hi = cp.minimum(src[keep], dst[keep]), cp.maximum(src[keep], dst[keep])
+    del src, dst, keep, edges  # the largest arrays go first: scale 26+ fills the device
+    key = cp.unique(lo * n + hi)
+    del lo, hi
+    arcs = cp.sort(cp.concatenate([key, (key % n) * n + key // n]))  # both directions, by row
+    del key
+    indptr = cp.searchsorted(arcs // n, cp.arange(n + 1, dtype=cp.int64))
+    indices = (arcs % n).astype(cp.int32)
+    del arcs
+    return indptr.get(), indices.get()

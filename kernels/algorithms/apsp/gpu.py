@@ -1,0 +1,156 @@
+"""All-pairs shortest paths on the GPU: bit-parallel BFS, blocked Floyd-Warshall, Bellman-Ford.
+
+Kernels: ``apsp.cu`` (one instantiation per dtype) and, for hop counts, the shared bit-parallel
+BFS of :mod:`graphgpu.kernels.algorithms.common.bitset_bfs`; compiled once per process and device
+by :mod:`graphgpu.kernels.core.cuda`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.algorithms.apsp import driver
+from graphgpu.kernels.algorithms.apsp.driver import TILE, Plan, initial_matrix
+from graphgpu.kernels.algorithms.common import bitset_bfs
+from graphgpu.kernels.core.cuda import current_device, grid_for, load_module
+from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+
+CUDA_SOURCE = Path(__file__).with_name("apsp.cu")
+THREADS = 256
+#: Memory bound of the GPU's working sets (bit sets of a BFS batch, Bellman-Ford batch).
+BATCH_BYTES = 1 << 30
+
+
+@cache
+def _panel_kernel(suffix: str, device_id: int) -> Any:
+    """Floyd-Warshall phase 2, allowed its two blocks of dynamic shared memory (per device)."""
+    del device_id  # part of the key: the module, and so the kernel, belong to one device
+    kernel = load_module(CUDA_SOURCE).get_function(f"fw_panel_{suffix}")
+    kernel.max_dynamic_shared_size_bytes = panel_smem(np.dtype(suffix))
+    return kernel
+
+
+def panel_smem(dtype: np.dtype) -> int:
+    """Dynamic shared memory of a Floyd-Warshall panel block: two padded tiles."""
+    return 2 * TILE * (TILE + 1) * dtype.itemsize
+
+
+def bfs_sweep_device(dg: DeviceGraph, dist: Any | None, progress: ProgressFn
+                     ) -> tuple[Any, Any]:
+    """All-pairs BFS on the GPU, 64 sources per word, batches within :data:`BATCH_BYTES`.
+
+    Parameters
+    ----------
+    dg : DeviceGraph
+    dist : cupy.ndarray of int32, shape (n, n), or None
+        Filled with the hop counts (-1 unreachable). None: nothing is stored and each level is
+        reduced to per-node sums instead (the same sweep, for graphs whose matrix would not fit).
+    progress : ProgressFn
+        Called once per batch.
+
+    Returns
+    -------
+    total : cupy.ndarray of int64
+        Per node, the sum of its finite distances (zeros when ``dist`` is given).
+    eccentricity : cupy.ndarray of int32
+        Per node, its largest finite distance (zeros when ``dist`` is given).
+    """
+    cp = cupy()
+    level_kernel = load_module(CUDA_SOURCE).get_function("apsp_bfs_level")
+    n = dg.n
+    i32 = np.int32
+    total, ecc = cp.zeros(n, cp.int64), cp.zeros(n, cp.int32)
+    found = cp.zeros(1, cp.int32)
+    write = dist is not None
+    if write:
+        nodes = cp.arange(n, dtype=cp.int32)
+        dist.fill(-1)
+        dist[nodes, nodes] = 0
+
+    def level_done(start: int, count: int, words: int, following: Any, level: int) -> bool:
+        rows = dist[start:] if write else total  # any device array: not read without write
+        found.fill(0)
+        level_kernel(grid_for(n * words, THREADS), (THREADS,),
+                     (following, i32(n), i32(words), i32(level), i32(write), rows, np.int64(n),
+                      total, ecc, found))
+        return bool(int(found.get()[0]))  # the one sync per level
+
+    words = min(-(-n // 64), bitset_bfs.batch_words(n, BATCH_BYTES))
+    bitset_bfs.sweep_all_sources(dg, words, level_done, progress, "apsp: all-pairs BFS,")
+    return total, ecc
+
+
+def floyd_warshall_device(dg: DeviceGraph, weight: Any, p: Plan, progress: ProgressFn) -> Any:
+    """Blocked Floyd-Warshall on a matrix padded to whole tiles (padding: isolated nodes)."""
+    cp = cupy()
+    mod = load_module(CUDA_SOURCE)
+    n = dg.n
+    blocks = -(-n // TILE)
+    size = blocks * TILE
+    d = initial_matrix(cp, dg.indptr, dg.indices, weight, n, p, size)
+    suffix = p.dtype.name
+    diag, rest = mod.get_function(f"fw_diag_{suffix}"), mod.get_function(f"fw_rest_{suffix}")
+    panel = _panel_kernel(suffix, current_device())
+    stride = np.int64(size)
+    for kb in range(blocks):
+        if kb % max(1, blocks // 16) == 0:
+            progress(kb / blocks, f"apsp: Floyd-Warshall block row {kb} of {blocks}")
+        diag((1,), (THREADS,), (d, stride, np.int32(kb)))
+        if blocks > 1:
+            panel((blocks - 1, 2), (THREADS,), (d, stride, np.int32(kb)),
+                  shared_mem=panel_smem(p.dtype))
+            rest((blocks - 1, blocks - 1), (THREADS,), (d, stride, np.int32(kb)))
+    return cp.ascontiguousarray(d[:n, :n])
+
+
+def bellman_ford_device(dg: DeviceGraph, weight: Any, p: Plan, progress: ProgressFn) -> Any:
+    """Shortest paths from every source by batched in-place Bellman-Ford sweeps."""
+    cp = cupy()
+    n = dg.n
+    sweep = load_module(CUDA_SOURCE).get_function(f"apsp_bf_sweep_{p.dtype.name}")
+    fit = BATCH_BYTES // (n * p.dtype.itemsize) // 32 * 32
+    per = max(32, min(-(-n // 32) * 32, fit))
+    work = cp.empty((n, per), dtype=p.dtype)
+    changed = cp.zeros(1, cp.int32)
+    dist = cp.empty((n, n), dtype=p.dtype)
+    for start in range(0, n, per):
+        progress(start / n, f"apsp: Bellman-Ford, sources {start} of {n}")
+        count = min(per, n - start)
+        work.fill(cp.inf)
+        work[cp.arange(start, start + count), cp.arange(count)] = 0
+        while True:
+            changed.fill(0)
+            sweep(grid_for(n * per, THREADS), (THREADS,),
+                  (dg.indptr, dg.indices, weight, np.int32(n), np.int32(per), work, changed))
+            if not int(changed.get()[0]):
+                break
+        dist[start:start + count] = work[:, :count].T
+    return dist
+
+
+def solve(indptr: Any, indices: Any, weight: Any, n: int, p: Plan, progress: ProgressFn) -> Any:
+    """Distance matrix of a CSR graph (device arrays) on the GPU."""
+    dg = DeviceGraph(indptr, indices, None, n, int(indices.shape[0]) // 2)
+    if p.method == "bfs":
+        dist = cupy().empty((n, n), dtype=cupy().int32)
+        bfs_sweep_device(dg, dist, progress)
+        return dist
+    if p.method == "floyd_warshall":
+        return floyd_warshall_device(dg, weight, p, progress)
+    return bellman_ford_device(dg, weight, p, progress)
+
+
+def apsp(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """All-pairs shortest paths on the GPU; same contract and same answer as the CPU backend's."""
+
+    def csr() -> tuple[Any, Any, Any]:
+        dg = on_device(graph)
+        return dg.indptr, dg.indices, dg.weights
+
+    return driver.run(graph, params, progress, cupy(), csr, solve)

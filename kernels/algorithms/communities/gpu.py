@@ -1,0 +1,106 @@
+"""GPU (CuPy RawKernel) operations of the ``communities`` driver; kernels in ``communities.cu``.
+
+The twins of ``cpu.py``: same colours (Jones-Plassmann rounds with the CPU's greedy priority),
+same moves (a warp per node of a colour class, exact integer totals, the same gain expression
+compiled without fused multiply-adds, a warp reduction under the CPU's total order), same
+component labels (smallest node id).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.core.cuda import grid_for, kernels
+from graphgpu.kernels.core.device import cupy
+
+CUDA_SOURCE = Path(__file__).with_name("communities.cu")
+#: NVRTC options: no contraction of a * b + c into an FMA, so gains round as on the CPU.
+OPTIONS = ("--fmad=false",)
+NAMES = ("cm_colour", "cm_decide", "cm_apply", "cm_components")
+THREADS = 256
+#: Jones-Plassmann rounds launched between reads of the "nodes left" flag.
+COLOUR_ROUNDS_PER_CHECK = 4
+
+
+def _k() -> dict[str, Any]:
+    return kernels(CUDA_SOURCE, NAMES, OPTIONS)
+
+
+def array_module() -> Any:
+    """The array module of this backend (CuPy)."""
+    return cupy()
+
+
+def colour(indptr: Any, indices: Any, salt: int) -> Any:
+    """Jones-Plassmann colouring, equal to ``cpu.colour`` (int32 colour per node)."""
+    cp = cupy()
+    n = int(indptr.shape[0]) - 1
+    before = cp.full(n, -1, dtype=cp.int32)
+    left = cp.zeros(1, dtype=cp.int32)
+    kernel = _k()["cm_colour"]
+    while True:
+        for _ in range(COLOUR_ROUNDS_PER_CHECK):  # rounds after the last colouring do nothing
+            after = before.copy()
+            left.fill(0)
+            kernel(grid_for(n, THREADS), (THREADS,),
+                   (indptr, indices, np.int32(n), np.uint32(salt), before, after, left))
+            before = after
+        if not int(left.get()[0]):
+            return before
+
+
+def local_move(order: Any, offsets: np.ndarray, indptr: Any, indices: Any, w: Any, comm: Any,
+               k: Any, sigma: Any, size: Any, part: Any | None, res: float, m2: float,
+               max_sweeps: int, stop_divisor: int) -> int:
+    """Colour-class local moving on the device, as ``cpu.local_move``; returns the sweeps."""
+    cp = cupy()
+    kern = _k()
+    n = int(indptr.shape[0]) - 1
+    arcs = int(indices.shape[0])
+    keys = cp.empty(2 * arcs, dtype=cp.int32)
+    vals = cp.empty(2 * arcs, dtype=cp.int64)
+    target = cp.empty(max(int(order.shape[0]), 1), dtype=cp.int32)
+    moved = cp.zeros(1, dtype=cp.uint64)
+    refine = part is not None
+    part_arg = part if refine else comm
+    sweeps = 0
+    for _ in range(max_sweeps):
+        sweeps += 1
+        moved.fill(0)
+        for cls in range(len(offsets) - 1):
+            start, count = int(offsets[cls]), int(offsets[cls + 1] - offsets[cls])
+            if count == 0:
+                continue
+            members = order[start:start + count]
+            grid = grid_for(count, THREADS)
+            kern["cm_decide"](grid_for(32 * count, THREADS), (THREADS,), (
+                members, np.int32(count), indptr, indices, w, comm, k, sigma, size, part_arg,
+                np.int32(refine), np.float64(res), np.float64(m2), keys, vals, target))
+            kern["cm_apply"](grid, (THREADS,), (members, np.int32(count), target, comm, k, sigma,
+                                                size, moved))
+        done = int(moved.get()[0])
+        if done == 0 or done * stop_divisor < n:
+            break
+    return sweeps
+
+
+def components(indptr: Any, indices: Any, comm: Any) -> Any:
+    """Smallest node id of each node's connected component inside its community."""
+    cp = cupy()
+    n = int(indptr.shape[0]) - 1
+    label = cp.arange(n, dtype=cp.int32)
+    changed = cp.zeros(1, dtype=cp.int32)
+    kernel = _k()["cm_components"]
+    while True:
+        changed.fill(0)
+        kernel(grid_for(n, THREADS), (THREADS,),
+               (indptr, indices, np.int32(n), comm, label, changed))
+        if not int(changed.get()[0]):
+            return label
+
+
+def to_host(array: Any) -> np.ndarray:
+    return array.get()

@@ -1,0 +1,90 @@
+"""The one run of ``critical_nodes`` both backends share: memetic, or starts then a search.
+
+Each backend hands in its pieces (the memetic improver and first population, the greedy starts,
+the swap search); the order of the steps, the time budget and the summary fields are here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.algorithms.critical_nodes.memetic import memetic
+from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
+from graphgpu.kernels.algorithms.critical_nodes.result import (
+    check_k,
+    is_memetic,
+    make_result,
+    patience_for,
+    seeds_for,
+)
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, Backend, ProgressFn
+
+#: ``starts(seeds, share)`` -> (objective, index of the best start, removed node ids, the state
+#: the search continues from).
+StartsFn = Callable[[range, float], tuple[int, int, np.ndarray, Any]]
+#: ``search(state, removed, objective, started, deadline, patience)`` -> (removed, objective,
+#: time to best, iterations, timeline).
+SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
+                    tuple[np.ndarray, int, float, int, list[list[float]]]]
+
+
+def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backend,
+          improver: Callable[[], Any], batch_of: Callable[[Any], int],
+          memetic_starts: Callable[[int], list[np.ndarray]], starts: StartsFn,
+          search: SearchFn) -> AlgorithmResult:
+    """Run ``critical_nodes`` with one backend's pieces.
+
+    Parameters
+    ----------
+    graph, params, progress
+        As the backend's registered function was given them.
+    backend : {"cpu", "gpu"}
+        Recorded in the result.
+    improver : callable
+        ``improver()``: the memetic improver (memetic methods only).
+    batch_of : callable
+        ``batch_of(improver)``: children improved at once.
+    memetic_starts : callable
+        ``memetic_starts(batch)``: the first population's sets, from greedy starts.
+    starts : StartsFn
+        The greedy starts (share: the part of the progress bar they fill).
+    search : SearchFn
+        The swap search (method ``search`` only).
+
+    Returns
+    -------
+    AlgorithmResult
+
+    Raises
+    ------
+    InvalidInput
+        ``k`` not below the number of nodes (``field="k"``).
+    """
+    check_k(graph, params)
+    started = time.perf_counter()
+    deadline = started + params.time_limit_s
+    if is_memetic(params):
+        improve = improver()
+        batch = batch_of(improve)
+        out = memetic(graph, params.k, params.seed, improve, batch, started, deadline, progress,
+                      params.generations, lambda: memetic_starts(batch))
+        progress(1.0, f"critical_nodes: objective {out.objective}")
+        return make_result(graph, params, out.removed, out.objective, backend=backend,
+                           **out.summary_fields(params.seed))
+    seeds = seeds_for(params)
+    search_on = params.method == "search"
+    objective, start, removed, state = starts(seeds, 0.1 if search_on else 1.0)
+    fields: dict[str, Any] = {"best_seed": seeds[start], "best_start": start,
+                              "starts_run": len(seeds),
+                              "time_to_best_s": time.perf_counter() - started}
+    if search_on:
+        outcome = search(state, removed, objective, started, deadline, patience_for(params.k))
+        removed, objective, fields["time_to_best_s"], fields["iterations"], \
+            fields["timeline"] = outcome
+    progress(1.0, f"critical_nodes: objective {objective}")
+    return make_result(graph, params, removed, objective, backend=backend, **fields)

@@ -1,0 +1,98 @@
+"""GPU side of ``pagerank``: the fused pull kernel of ``pagerank.cu``, one launch per iteration.
+
+Also the device copy of a directed graph's in-CSR (:func:`device_in_csr`), kept for the last few
+graphs like :func:`graphgpu.kernels.core.device.on_device` keeps the out-CSR.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.core.cuda import kernels, sm_count
+from graphgpu.kernels.core.device import cupy, on_device
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import ProgressFn
+
+CUDA_SOURCE = Path(__file__).with_name("pagerank.cu")
+THREADS = 256
+#: Directed graphs whose in-CSR stays on the device (stored graphs only).
+IN_CSR_CACHE = 2
+_in_csr: OrderedDict[str, tuple[Any, Any, Any]] = OrderedDict()
+
+
+def device_in_csr(graph: Graph) -> tuple[Any, Any, Any]:
+    """``(in_indptr, in_indices, in_weights)`` of a graph on the current GPU.
+
+    The out-CSR (:func:`on_device`) for an undirected graph; for a directed one its in-CSR,
+    uploaded once per stored graph (the last :data:`IN_CSR_CACHE` are kept).
+    """
+    if not graph.directed:
+        dg = on_device(graph)
+        return dg.indptr, dg.indices, dg.weights
+    if graph.graph_id and graph.graph_id in _in_csr:
+        _in_csr.move_to_end(graph.graph_id)
+        return _in_csr[graph.graph_id]
+    cp = cupy()
+    arrays = (cp.asarray(graph.in_indptr), cp.asarray(graph.in_indices),
+              None if graph.in_weights is None else cp.asarray(graph.in_weights))
+    if graph.graph_id:
+        _in_csr[graph.graph_id] = arrays
+        while len(_in_csr) > IN_CSR_CACHE:
+            _in_csr.popitem(last=False)
+    return arrays
+
+
+def device_arrays(graph: Graph) -> dict[str, Any]:
+    """The device counterpart of ``pagerank.host_arrays``."""
+    dg = on_device(graph)
+    in_indptr, in_indices, in_weights = device_in_csr(graph)
+    return {"indptr": dg.indptr, "weights": dg.weights, "in_indptr": in_indptr,
+            "in_indices": in_indices, "in_weights": in_weights}
+
+
+def _group(arcs: int, n: int) -> int:
+    """Lanes per row: the power of two (4..32) nearest above the mean in-degree."""
+    mean = arcs / max(n, 1)
+    group = 4
+    while group < 32 and group < mean:
+        group *= 2
+    return group
+
+
+def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
+                    ) -> tuple[np.ndarray, int, bool]:
+    """Same contract as ``pagerank.cpu.power_iteration``, with device arrays in ``state``;
+    the ranks come back to the host."""
+    cp = cupy()
+    n = int(state["inv_out"].shape[0])
+    if n == 0:
+        return np.zeros(0), 0, True
+    pull = kernels(CUDA_SOURCE, ("pagerank_pull",))["pagerank_pull"]
+    in_indptr, in_indices = state["in_indptr"], state["in_indices"]
+    in_weights = state["in_weights"]
+    inv_out, p, d = state["inv_out"], state["p"], state["d"]
+    group = _group(int(in_indices.shape[0]), n)
+    blocks = min(sm_count() * 8, max(1, -(-n * group // THREADS)))
+    x = cp.full(n, 1.0 / n)
+    x_next = cp.empty(n)
+    y, y_next = x * inv_out, cp.empty(n)
+    sums = cp.zeros(2, dtype=cp.float64)
+    dangling_mass = float(x[state["dangling"]].sum())
+    null = np.uintp(0)
+    for iteration in range(1, params.max_iter + 1):
+        progress(iteration / params.max_iter, f"pagerank: iteration {iteration}")
+        sums.fill(0)
+        pull((blocks,), (THREADS,), (
+            in_indptr, in_indices, null if in_weights is None else in_weights, y, p, d,
+            inv_out, x, np.float64(params.alpha), np.float64(dangling_mass), np.int32(n),
+            np.int32(group), x_next, y_next, sums))
+        err, dangling_mass = (float(v) for v in sums.get())
+        x, x_next = x_next, x
+        y, y_next = y_next, y
+        if err < n * params.tol:
+            return cp.asnumpy(x), iteration, True
+    return cp.asnumpy(x), params.max_iter, False

@@ -1,0 +1,69 @@
+// PageRank pull iteration (see kernels/algorithms/pagerank/__init__.py).
+//
+// Rows are taken by groups of `group` lanes (a power of two, 4..32, chosen by mean in-degree);
+// a warp walks its rows in lock step so that the group reductions' shuffles are never divergent.
+// Besides x_next, each row writes the next y = x_next / W and adds to two block sums: the L1
+// change and the dangling mass of x_next; thread 0 of a block adds them to sums[0], sums[1].
+
+constexpr int WARP = 32;
+constexpr int MAX_WARPS = 32;
+
+extern "C" __global__ void pagerank_pull(
+    const long long* __restrict__ in_indptr, const int* __restrict__ in_indices,
+    const double* __restrict__ in_weights, const double* __restrict__ y,
+    const double* __restrict__ p, const double* __restrict__ d,
+    const double* __restrict__ inv_out, const double* __restrict__ x,
+    double alpha, double dangling_mass, int n, int group,
+    double* __restrict__ x_next, double* __restrict__ y_next, double* __restrict__ sums)
+{
+    __shared__ double block_err[MAX_WARPS];
+    __shared__ double block_dangling[MAX_WARPS];
+    const int lane = threadIdx.x % WARP;
+    const int warp = threadIdx.x / WARP;
+    const int rows_per_warp = WARP / group;
+    const int sub = lane % group;
+    const long long warps = (long long)gridDim.x * (blockDim.x / WARP);
+    double err = 0.0, dangling = 0.0;
+    for (long long base = ((long long)blockIdx.x * (blockDim.x / WARP) + warp) * rows_per_warp;
+         base < n; base += warps * rows_per_warp) {
+        const long long v = base + lane / group;
+        double s = 0.0;
+        if (v < n) {
+            const long long end = in_indptr[v + 1];
+            if (in_weights != nullptr) {
+                for (long long j = in_indptr[v] + sub; j < end; j += group)
+                    s += y[in_indices[j]] * in_weights[j];
+            } else {
+                for (long long j = in_indptr[v] + sub; j < end; j += group)
+                    s += y[in_indices[j]];
+            }
+        }
+        for (int offset = group / 2; offset > 0; offset /= 2)
+            s += __shfl_down_sync(0xffffffffu, s, offset, group);
+        if (v < n && sub == 0) {
+            const double value = alpha * (s + dangling_mass * d[v]) + (1.0 - alpha) * p[v];
+            x_next[v] = value;
+            y_next[v] = value * inv_out[v];
+            err += fabs(value - x[v]);
+            if (inv_out[v] == 0.0) dangling += value;
+        }
+    }
+    for (int offset = WARP / 2; offset > 0; offset /= 2) {
+        err += __shfl_down_sync(0xffffffffu, err, offset);
+        dangling += __shfl_down_sync(0xffffffffu, dangling, offset);
+    }
+    if (lane == 0) {
+        block_err[warp] = err;
+        block_dangling[warp] = dangling;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double e = 0.0, g = 0.0;
+        for (int w = 0; w < (int)(blockDim.x / WARP); ++w) {
+            e += block_err[w];
+            g += block_dangling[w];
+        }
+        atomicAdd(&sums[0], e);
+        atomicAdd(&sums[1], g);
+    }
+}

@@ -1,0 +1,98 @@
+"""Single-source shortest paths on the GPU: frontier Bellman-Ford, then the parent rule.
+
+Kernels: ``sssp.cu`` (one instantiation per dtype), compiled once per process and device by
+:mod:`graphgpu.kernels.core.cuda`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.algorithms.sssp import driver
+from graphgpu.kernels.core.cuda import grid_for, lanes_per_row, load_module
+from graphgpu.kernels.core.device import cupy, on_device
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+
+CUDA_SOURCE = Path(__file__).with_name("sssp.cu")
+THREADS = 256
+
+
+def _frontier_loop(kernel: Any, args_before: tuple, args_after: tuple, start: Any, n: int,
+                   avg_degree: float, progress: ProgressFn, what: str) -> int:
+    """Run ``kernel`` over a frontier until it is empty; returns the number of steps.
+
+    The kernel takes ``(*args_before, frontier, size, next, count, *args_after, step, group)``;
+    one host read per step (the next frontier's size) sizes the next launch.
+    """
+    cp = cupy()
+    frontier = cp.empty(n, dtype=cp.int32)
+    following = cp.empty(n, dtype=cp.int32)
+    frontier[:start.shape[0]] = start
+    count = cp.zeros(1, dtype=cp.int32)
+    size, step = int(start.shape[0]), 0
+    group = lanes_per_row(avg_degree)
+    while size > 0:
+        progress(0.0 if what == "relax" else 0.7, f"sssp: {what} step {step}, frontier {size}")
+        count.fill(0)
+        kernel(grid_for(size * group, THREADS), (THREADS,),
+               (*args_before, frontier, np.int32(size), following, count, *args_after,
+                np.int32(step), np.int32(group)))
+        size = int(count.get()[0])
+        frontier, following = following, frontier
+        step += 1
+    return step
+
+
+def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: ProgressFn
+                      ) -> tuple[Any, Any]:
+    """Shortest paths on the GPU from internal id ``source``; device ``(distance, parent)``.
+
+    Frontier Bellman-Ford: each step relaxes the arcs of the vertices whose distance dropped in
+    the previous one, with an atomic minimum on the distances' bit patterns; then a BFS over the
+    tight arcs for the hop counts and one pass for the parents (the family's notes). Distances
+    are in ``weight``'s dtype (float32 or float64).
+    """
+    cp = cupy()
+    mod = load_module(CUDA_SOURCE)
+    dg = on_device(graph)
+    n = graph.n
+    weight = cp.asarray(weight)
+    suffix = weight.dtype.name
+    dist = cp.full(n, cp.inf, dtype=weight.dtype)
+    dist[source] = 0
+    stamp = cp.full(n, -1, dtype=cp.int32)
+    start = cp.asarray([source], dtype=cp.int32)
+    avg = 2 * graph.m / max(n, 1)
+    _frontier_loop(mod.get_function(f"sssp_relax_{suffix}"), (dg.indptr, dg.indices, weight,
+                                                              dist), (stamp,), start, n, avg,
+                   progress, "relax")
+    hops = cp.full(n, -1, dtype=cp.int32)
+    hops[source] = 0
+    _frontier_loop(mod.get_function(f"sssp_hops_{suffix}"), (dg.indptr, dg.indices, weight,
+                                                             dist, hops), (), start, n, avg,
+                   progress, "hops")
+    parent = cp.empty(n, dtype=cp.int64)
+    mod.get_function(f"sssp_parent_{suffix}")(
+        grid_for(n, THREADS), (THREADS,),
+        (dg.indptr, dg.indices, weight, dist, hops, np.int32(n), np.int32(source), parent))
+    return dist, parent
+
+
+def sssp_device(graph: Graph, source: int, dtype: str, progress: ProgressFn) -> tuple[Any, Any]:
+    """:func:`distances_parents` with the graph's weights cast to ``dtype`` (the bench's entry)."""
+    return distances_parents(graph, source, driver.arc_weights(graph, dtype), progress)
+
+
+def _solve(graph: Graph, source: int, weight: np.ndarray, progress: ProgressFn
+           ) -> tuple[np.ndarray, np.ndarray]:
+    dist, parent = distances_parents(graph, source, weight, progress)
+    return dist.get(), parent.get()
+
+
+def sssp(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Shortest paths on the GPU; same contract and same answer as the CPU backend's."""
+    return driver.run(graph, params, progress, _solve)

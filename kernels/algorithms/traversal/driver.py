@@ -1,0 +1,78 @@
+"""What a traversal job does on either backend: sources, pruning or not, the answer, the result.
+
+The backends differ only in how they solve a CSR graph; :mod:`.cpu` and :mod:`.gpu` pass their
+solvers and array module (``numpy`` or ``cupy``) to :func:`bfs` and :func:`components`, so the
+pruning flow and the summaries are written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.algorithms.common import pruning
+from graphgpu.kernels.core.errors import InvalidInput
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+
+#: ``(indptr, indices, n, sources) -> (level, parent)`` on a CSR in the backend's arrays.
+BfsSolve = Callable[[Any, Any, int, Any], tuple[Any, Any]]
+#: ``(indptr, indices, n) -> (label, sizes)`` on a CSR in the backend's arrays.
+ComponentsSolve = Callable[[Any, Any, int], tuple[Any, Any]]
+
+
+def bfs_sources(graph: Graph, params: Any) -> np.ndarray:
+    """Distinct internal ids of ``params.source`` or ``params.sources``, ascending."""
+    if params.source is not None:
+        return graph.internal_ids(params.source).astype(np.int64)
+    try:
+        return np.unique(graph.internal_ids(params.sources)).astype(np.int64)
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc), field="sources") from None
+
+
+def bfs(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: BfsSolve,
+        whole: Callable[[Any], tuple[Any, Any]]) -> AlgorithmResult:
+    """A ``bfs`` job: ``core`` solves the pruned core (when pruning), ``whole(sources)`` the
+    whole graph; both return ``(level, parent)`` in ``xp`` (``numpy`` or ``cupy``)."""
+    sources = bfs_sources(graph, params)
+    progress(0.0, "bfs: searching")
+    on_backend = xp.asarray(sources)
+    pruned = None
+    if pruning.decide(graph, params.prune):
+        pruned = pruning.prune(graph, xp, sources)
+        level, parent = pruning.bfs_pruned(xp, pruned, graph.n, on_backend, core)
+    else:
+        level, parent = whole(on_backend)
+    host = getattr(xp, "asnumpy", np.asarray)
+    level, parent = host(level), host(parent)
+    summary: dict[str, Any] = {"source": params.source}
+    if params.sources is not None:
+        summary["sources"] = int(sources.shape[0])
+    summary.update(reached=int(np.count_nonzero(level >= 0)), max_level=int(level.max()),
+                   **pruning.summary_fields(params.prune, pruned))
+    progress(1.0, "bfs: done")
+    return AlgorithmResult(summary=summary, node_values={"level": level, "parent": parent},
+                           node_id_fields=("parent",))
+
+
+def components(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: ComponentsSolve,
+               whole: Callable[[], tuple[Any, Any]]) -> AlgorithmResult:
+    """A ``connected_components`` job; ``core`` and ``whole()`` return ``(label, sizes)`` in
+    ``xp``, as :func:`bfs`'s solvers."""
+    progress(0.0, "connected_components: labelling")
+    pruned = None
+    if pruning.decide(graph, params.prune):
+        pruned = pruning.prune(graph, xp, None)
+        label, sizes = pruning.components_pruned(xp, pruned, graph.n, core)
+    else:
+        label, sizes = whole()
+    host = getattr(xp, "asnumpy", np.asarray)
+    label, sizes = host(label), host(sizes)
+    progress(1.0, "connected_components: done")
+    summary = {"count": int(sizes.shape[0]), "largest": int(sizes.max()),
+               "isolated": int(np.count_nonzero(sizes == 1)),
+               **pruning.summary_fields(params.prune, pruned)}
+    return AlgorithmResult(summary=summary, node_values={"label": label}, arrays={"sizes": sizes})

@@ -1,0 +1,263 @@
+"""critical_nodes: every method on degenerate graphs; the memetic search (quality, anytime,
+determinism, time limit, cancel) on both backends."""
+
+from __future__ import annotations
+
+import time
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graphgpu.kernels.algorithms.critical_nodes import (
+    CndParams,
+    critical_nodes_cpu,
+    estimate,
+    merge_results,
+    shard_params,
+)
+from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
+from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.core.device import gpu_available
+from graphgpu.kernels.core.errors import JobCanceled
+from graphgpu.kernels.core.registry import no_progress
+from tests.kernels.algorithms.critical_nodes.test_critical_nodes import (
+    brute_force,
+    check,
+    from_nx,
+    pairs_left,
+    run,
+)
+
+needs_gpu = pytest.mark.skipif(not gpu_available(), reason="no GPU")
+METHODS = ("greedy", "multistart", "distributed", "search", "memetic")
+
+
+def degenerate() -> dict[str, nx.Graph]:
+    """Shapes where ties, empty residual graphs and k close to n are the rule."""
+    return {"star": nx.star_graph(12), "path": nx.path_graph(15), "clique": nx.complete_graph(9),
+            "isolated": nx.empty_graph(7),
+            "disconnected": nx.disjoint_union_all([nx.complete_graph(5), nx.path_graph(6),
+                                                   nx.star_graph(4), nx.empty_graph(3)]),
+            "gnp": nx.gnp_random_graph(40, 0.08, seed=11)}
+
+
+def planted(clusters: int = 8, size: int = 15, bridges: int = 7, seed: int = 1
+            ) -> tuple[nx.Graph, list[int], int]:
+    """Dense clusters joined only through ``bridges`` extra nodes (each tied to two neighbouring
+    clusters and one random one): deleting the bridges leaves the clusters, the optimum for
+    k = bridges; the graph, the bridges and that objective."""
+    rng = np.random.default_rng(seed)
+    g = nx.Graph()
+    for c in range(clusters):
+        part = nx.gnp_random_graph(size, 0.5, seed=seed + c)
+        assert nx.is_connected(part)
+        g = nx.disjoint_union(g, part)
+    first = clusters * size
+    for b in range(bridges):
+        for c in {b, b + 1, int(rng.integers(clusters))}:
+            for v in rng.choice(size, 3, replace=False):
+                g.add_edge(first + b, c * size + int(v))
+    return g, list(range(first, first + bridges)), clusters * size * (size - 1) // 2
+
+
+@pytest.mark.parametrize("name", sorted(degenerate()))
+def test_every_method_is_valid_on_degenerate_graphs(name: str) -> None:
+    g = degenerate()[name]
+    graph = from_nx(g)
+    for k in sorted({1, 2, graph.n // 2, graph.n - 2, graph.n - 1} - {0}):
+        optimum = brute_force(g, k) if graph.n <= 15 and k <= 3 else None
+        for method in METHODS:
+            limit = 5.0 if method == "memetic" else 0.05  # memetic: ended by generations
+            result = run(graph, method=method, k=k, seed=3, starts=3, time_limit_s=limit,
+                         generations=5)
+            check(g, graph, result, k)
+            if optimum is not None and method in ("search", "memetic"):
+                assert result.summary["objective"] == optimum, (method, k)
+        if k >= graph.n - 2:  # at most two nodes left
+            assert result.summary["objective"] == pairs_left(g, set(
+                result.arrays["critical"].tolist())) <= 1
+
+
+def test_memetic_finds_the_planted_bridges_where_greedy_does_not() -> None:
+    g, bridges, optimum = planted()
+    graph = from_nx(g)
+    k = len(bridges)
+    greedy = run(graph, method="greedy", k=k, seed=0)
+    memetic = run(graph, method="memetic", k=k, seed=0, time_limit_s=30, generations=30)
+    check(g, graph, memetic, k)
+    assert greedy.summary["objective"] > optimum
+    assert memetic.summary["objective"] == optimum
+    assert sorted(memetic.arrays["critical"].tolist()) == bridges
+
+
+def test_memetic_is_deterministic_per_seed_and_beats_greedy() -> None:
+    g = nx.barabasi_albert_graph(300, 2, seed=5)
+    graph = from_nx(g)
+    params = {"method": "memetic", "k": 25, "time_limit_s": 60, "generations": 15}
+    first = run(graph, seed=4, **params)
+    again = run(graph, seed=4, **params)
+    other = run(graph, seed=5, **params)
+    for result in (first, again, other):
+        check(g, graph, result, 25)
+    assert np.array_equal(first.arrays["critical"], again.arrays["critical"])
+    assert first.summary["timeline"][-1][1] == first.summary["objective"]
+    assert first.summary["generations"] == 15 and first.summary["backend"] == "cpu"
+    greedy = run(graph, method="greedy", k=25, seed=4).summary["objective"]
+    assert max(first.summary["objective"], other.summary["objective"]) <= greedy
+
+
+def test_memetic_is_anytime_and_honours_the_time_limit() -> None:
+    g = nx.watts_strogatz_graph(3000, 6, 0.1, seed=2)
+    graph = from_nx(g)
+    run(graph, method="memetic", k=300, time_limit_s=0.2)  # compiled before it is timed
+    calls: list[tuple[float, str]] = []
+    tick = time.perf_counter()
+    result = critical_nodes_cpu(graph, CndParams(k=300, method="memetic", time_limit_s=1.0),
+                                lambda fraction, message="": calls.append((fraction, message)))
+    assert time.perf_counter() - tick < 1.0 + 5.0  # generous: a shared machine
+    check(g, graph, result, 300)
+    timeline = result.summary["timeline"]
+    assert timeline[0][0] < 1.0  # a valid set long before the limit
+    objectives = [o for _, o in timeline]
+    assert objectives == sorted(objectives, reverse=True) and len(set(objectives)) == len(
+        objectives)
+    assert objectives[-1] == result.summary["objective"]
+    messages = [m for _, m in calls if "memetic best" in m]
+    assert len(messages) == len(timeline)
+    assert messages[-1].startswith(f"critical_nodes: memetic best {int(objectives[-1])} ")
+    fractions = [f for f, _ in calls]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+
+
+def test_memetic_can_be_canceled() -> None:
+    graph = from_nx(nx.watts_strogatz_graph(500, 4, 0.1, seed=3))
+    seen: list[str] = []
+
+    def cancel(fraction: float, message: str = "") -> None:
+        seen.append(message)
+        if len(seen) == 3:
+            raise JobCanceled("canceled by request while running")
+
+    tick = time.perf_counter()
+    with pytest.raises(JobCanceled):
+        critical_nodes_cpu(graph, CndParams(k=50, method="memetic", time_limit_s=60), cancel)
+    assert time.perf_counter() - tick < 30  # long before the limit
+
+    def cancel_between_bests(fraction: float, message: str = "") -> None:
+        if "memetic generation" in message:  # the heartbeat: no new best came for a while
+            raise JobCanceled("canceled by request while running")
+
+    big = from_nx(nx.watts_strogatz_graph(3000, 6, 0.1, seed=4))
+    tick = time.perf_counter()
+    with pytest.raises(JobCanceled):
+        critical_nodes_cpu(big, CndParams(k=300, method="memetic", time_limit_s=60),
+                           cancel_between_bests)
+    assert time.perf_counter() - tick < 30
+
+
+def test_memetic_sizes_and_estimate() -> None:
+    small, large = sizes_for(500, 50), sizes_for(100_000, 10_000)
+    assert small[0] > large[0] >= 2  # fewer members on large graphs
+    assert small[1] < large[1]  # longer improvements where k is large
+    graph = from_nx(nx.path_graph(50))
+    cpu = estimate(graph, CndParams(k=5, method="memetic", time_limit_s=3), "cpu")
+    gpu = estimate(graph, CndParams(k=5, method="memetic", time_limit_s=3), "gpu")
+    assert cpu.seconds == gpu.seconds == 3 and gpu.device_bytes > cpu.device_bytes
+
+
+def test_swap_moves_keep_the_components_exact() -> None:
+    # Moves delete non-cut nodes in place and merge restored nodes small-to-large: the labels
+    # must still be the residual graph's components after every batch.
+    for seed, g in enumerate((nx.gnp_random_graph(120, 0.03, seed=1),
+                              nx.barabasi_albert_graph(150, 1, seed=2),
+                              nx.watts_strogatz_graph(100, 4, 0.2, seed=3))):
+        graph = from_nx(g)
+        chain = SearchState(graph.indptr, graph.indices, np.arange(0, 30, 2), seed)
+        for _ in range(20):
+            chain.run(7, 25)
+            gone = set(np.flatnonzero(chain.deleted).tolist())
+            assert len(gone) == 15
+            assert int(chain.ctl[0]) == pairs_left(g, gone)  # CTL_OBJ
+            for members in nx.connected_components(g.subgraph(set(g) - gone)):
+                labels = {int(chain.label[v]) for v in members}
+                assert len(labels) == 1 and chain.size[labels.pop()] == len(members)
+            assert (chain.label[list(gone)] == -1).all()
+        # Greedy completion: exact (cached walks, pieces relabelled) and, with a tiny time
+        # limit, in batches of several nodes per walk.
+        for filler in (Filler(graph, 20, seed), Filler(graph, 20, seed, limit=1e-6)):
+            check_completion(g, filler)
+
+
+def check_completion(g: nx.Graph, filler: Filler) -> None:
+    if filler.limit > 0:
+        assert filler.batch(20) > 1
+    for partial in (np.zeros(0, np.int32), np.arange(0, 20, 3, dtype=np.int32)):
+        nodes = filler.complete(partial, time.perf_counter() + 60)
+        assert len(set(nodes.tolist())) == 20 and set(partial.tolist()) <= set(nodes.tolist())
+        state = filler.state
+        assert int(state.ctl[0]) == pairs_left(g, set(nodes.tolist()))
+        for members in nx.connected_components(g.subgraph(set(g) - set(nodes.tolist()))):
+            labels = {int(state.label[v]) for v in members}
+            assert len(labels) == 1 and state.size[labels.pop()] == len(members)
+
+
+def test_distributed_memetic_islands() -> None:
+    g = nx.barabasi_albert_graph(200, 2, seed=8)
+    graph = from_nx(g)
+    params = CndParams(k=15, method="distributed", shard_method="memetic", shards=3, seed=2,
+                       time_limit_s=30, generations=4)
+    shards = shard_params(params)
+    assert [s["method"] for s in shards] == ["memetic"] * 3
+    assert len({s["seed"] for s in shards}) == 3 and shards[0]["seed"] == 2
+    summaries = [run(graph, **s).summary for s in shards]
+    index, merged = merge_results(params, [summaries[0], None, summaries[2]])
+    assert merged["objective"] == min(summaries[0]["objective"], summaries[2]["objective"])
+    assert merged["best_start"] == index == merged["shard"] and merged["shards_ok"] == 2
+    whole = critical_nodes_cpu(graph, params, no_progress)  # in-process: the first island
+    check(g, graph, whole, 15)
+    assert whole.summary["method"] == "distributed"
+    assert whole.summary["objective"] == summaries[0]["objective"]
+    assert estimate(graph, params, "cpu").seconds == 30
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU (run with -m gpu on a CUDA machine)
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("name", sorted(degenerate()))
+def test_gpu_every_method_is_valid_on_degenerate_graphs(name: str) -> None:
+    g = degenerate()[name]
+    graph = from_nx(g)
+    for k in sorted({1, 2, graph.n // 2, graph.n - 1}):
+        for method in METHODS:
+            limit = 5.0 if method == "memetic" else 0.05
+            result = run(graph, "gpu", method=method, k=k, seed=3, starts=3,
+                         time_limit_s=limit, generations=3)
+            check(g, graph, result, k)
+            assert result.summary["backend"] == "gpu"
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_memetic_finds_the_bridges_and_is_deterministic() -> None:
+    g, bridges, optimum = planted()
+    graph = from_nx(g)
+    params = {"method": "memetic", "k": len(bridges), "seed": 2, "time_limit_s": 60,
+              "generations": 10}
+    first = run(graph, "gpu", **params)
+    again = run(graph, "gpu", **params)
+    check(g, graph, first, len(bridges))
+    assert first.summary["objective"] == optimum
+    assert np.array_equal(first.arrays["critical"], again.arrays["critical"])
+    ba = from_nx(nx.barabasi_albert_graph(400, 2, seed=6))
+    a = run(ba, "gpu", method="memetic", k=30, seed=1, time_limit_s=60, generations=5)
+    b = run(ba, "gpu", method="memetic", k=30, seed=1, time_limit_s=60, generations=5)
+    assert np.array_equal(a.arrays["critical"], b.arrays["critical"])
+    tick = time.perf_counter()
+    timed = run(ba, "gpu", method="memetic", k=30, time_limit_s=0.5)
+    assert time.perf_counter() - tick < 0.5 + 5.0
+    assert timed.summary["iterations"] > 0

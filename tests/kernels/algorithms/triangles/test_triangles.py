@@ -1,0 +1,96 @@
+"""triangles: CPU against NetworkX (triangles, clustering, transitivity) and brute force; GPU
+against CPU bit for bit (``-m gpu``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graphgpu.kernels.algorithms.triangles import (
+    TRIANGLES,
+    TrianglesParams,
+    triangles_cpu,
+    triangles_gpu,
+)
+from graphgpu.kernels.core.device import gpu_available
+from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.registry import no_progress
+from tests.support.graphs import skewed_arcs, spread
+
+
+def to_graph(g: nx.Graph, weighted: bool = False) -> Graph:
+    return spread(g, 6, 5, np.linspace(0.5, 3.0, g.number_of_edges()) if weighted else None)
+
+
+def cases() -> dict[str, nx.Graph]:
+    return {
+        "random": nx.gnp_random_graph(150, 0.06, seed=1),
+        "dense": nx.gnp_random_graph(50, 0.5, seed=2),
+        "clustered": nx.powerlaw_cluster_graph(300, 4, 0.6, seed=3),
+        "disconnected": nx.disjoint_union_all([nx.complete_graph(6), nx.cycle_graph(5),
+                                               nx.wheel_graph(7), nx.empty_graph(3)]),
+        "tree": nx.random_labeled_tree(40, seed=4),
+        "edgeless": nx.empty_graph(4),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(cases()))
+def test_matches_networkx(name: str) -> None:
+    g = cases()[name]
+    result = triangles_cpu(to_graph(g, weighted=name == "dense"), TrianglesParams(), no_progress)
+    nodes = sorted(g.nodes)
+    tri, clus = nx.triangles(g), nx.clustering(g)
+    np.testing.assert_array_equal(result.node_values["triangles"], [tri[v] for v in nodes])
+    # Both are one correctly rounded division of the same integers.
+    np.testing.assert_array_equal(result.node_values["clustering"], [clus[v] for v in nodes])
+    assert result.summary["triangles"] == sum(tri.values()) // 3
+    assert result.summary["transitivity"] == nx.transitivity(g)
+    assert result.summary["average_clustering"] == pytest.approx(nx.average_clustering(g),
+                                                                 rel=1e-12, abs=1e-15)
+
+
+def test_brute_force_on_tiny_graphs() -> None:
+    pairs = list(itertools.combinations(range(6), 2))
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        g = nx.Graph([p for p in pairs if rng.random() < 0.5])
+        g.add_nodes_from(range(6))
+        counts = triangles_cpu(to_graph(g), TrianglesParams(), no_progress).node_values[
+            "triangles"]
+        for v in range(6):
+            expected = sum(1 for a, b in itertools.combinations(set(g[v]), 2) if g.has_edge(a, b))
+            assert counts[v] == expected
+
+
+def test_directed_is_symmetrised() -> None:
+    assert TRIANGLES.directed == "symmetrise"
+    cyclic = to_graph(nx.DiGraph([(0, 1), (1, 2), (2, 0), (0, 2)])).undirected()
+    result = triangles_cpu(cyclic, TrianglesParams(), no_progress)
+    np.testing.assert_array_equal(result.node_values["triangles"], [1, 1, 1])
+    assert result.summary["transitivity"] == 1.0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("name", sorted(cases()))
+def test_gpu_matches_cpu(name: str) -> None:
+    graph = to_graph(cases()[name])
+    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (triangles_cpu,
+                                                                     triangles_gpu))
+    assert gpu.summary == cpu.summary
+    for field in ("triangles", "clustering"):
+        np.testing.assert_array_equal(gpu.node_values[field], cpu.node_values[field])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_larger_graph_matches_cpu() -> None:
+    _, src, dst = skewed_arcs(6, 20_000, 400_000, 1.0, 4)
+    graph, _ = build_graph(src, dst)
+    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (triangles_cpu,
+                                                                     triangles_gpu))
+    assert gpu.summary == cpu.summary and cpu.summary["triangles"] > 0
+    np.testing.assert_array_equal(gpu.node_values["triangles"], cpu.node_values["triangles"])
