@@ -161,15 +161,10 @@ def check_device_memory(workers: list[dict[str, Any]], estimate: dict[str, Any])
     ApiError
         413 ``insufficient_device_memory``.
     """
-    needed = estimate.get("device_bytes")
-    free = [w["gpu_free_bytes"] for w in workers
-            if w.get("backend") == "gpu" and w.get("gpu_free_bytes") is not None]
-    if needed is None or not free or needed <= max(free):
-        return
-    raise ApiError(413, "insufficient_device_memory",
-                   f"the job needs about {needed:,} bytes of GPU memory but the largest free "
-                   f"on a live GPU worker is {max(free):,}; use backend=cpu or a smaller graph",
-                   field="backend", extra={"estimate": estimate})
+    gpu_workers = [w for w in workers if w.get("backend") == "gpu"]
+    _check_memory(gpu_workers, estimate, "device_bytes", "gpu_free_bytes",
+                  "insufficient_device_memory", "GPU memory", "the largest free on a live GPU",
+                  "use backend=cpu or a smaller graph", "backend")
 
 
 def check_host_memory(workers: list[dict[str, Any]], estimate: dict[str, Any]) -> None:
@@ -187,11 +182,17 @@ def check_host_memory(workers: list[dict[str, Any]], estimate: dict[str, Any]) -
     ApiError
         413 ``insufficient_host_memory``.
     """
-    needed = estimate.get("host_bytes")
-    free = [w["host_free_bytes"] for w in workers if w.get("host_free_bytes") is not None]
+    _check_memory(workers, estimate, "host_bytes", "host_free_bytes",
+                  "insufficient_host_memory", "host memory", "the most available on a live",
+                  "ask for a smaller graph", "params")
+
+
+def _check_memory(workers: list[dict[str, Any]], estimate: dict[str, Any], needed_key: str,
+                  free_key: str, code: str, what: str, best: str, hint: str, field: str) -> None:
+    """413 ``code`` when ``estimate[needed_key]`` passes the largest ``free_key`` reported."""
+    needed = estimate.get(needed_key)
+    free = [w[free_key] for w in workers if w.get(free_key) is not None]
     if needed is None or not free or needed <= max(free):
         return
-    raise ApiError(413, "insufficient_host_memory",
-                   f"the job needs about {needed:,} bytes of host memory but the most available "
-                   f"on a live worker is {max(free):,}; ask for a smaller graph",
-                   field="params", extra={"estimate": estimate})
+    raise ApiError(413, code, f"the job needs about {needed:,} bytes of {what} but {best} "
+                   f"worker is {max(free):,}; {hint}", field=field, extra={"estimate": estimate})
