@@ -167,10 +167,10 @@ def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool, cpu: bool = True)
 def components_phase_ms(graph: Graph, repeat: int) -> dict[str, float]:
     """Median CUDA-event times of the GPU components run, after one warm-up run.
 
-    ``kernels``: init + compute + flatten timed as one span (no events in between), what ECL-CC's
-    published times cover. One entry per :attr:`DeviceComponents.PHASES`, from a second loop
-    with an event after each phase. ``full``: a whole run and the count read, without the
-    allocation that :func:`components_device` adds.
+    ``kernels``: the phases up to flatten as one launch, what ECL-CC's published times cover.
+    One entry per :attr:`DeviceComponents.PHASES`, from a second loop launching them one by one
+    with an event after each. ``full``: a whole run phase by phase and the count read, without
+    the allocation that :func:`components_device` adds (its one launch is the gpu row).
     """
     import cupy as cp
 
@@ -178,14 +178,13 @@ def components_phase_ms(graph: Graph, repeat: int) -> dict[str, float]:
     DeviceComponents(dg).run()
     cp.cuda.Device().synchronize()
     phases = DeviceComponents.PHASES
-    ecl = phases[:phases.index("flatten") + 1]
+    flatten = phases.index("flatten")
     events = [cp.cuda.Event() for _ in range(len(phases) + 2)]
     samples: dict[str, list[float]] = {name: [] for name in ("kernels", *phases, "full")}
     for _ in range(repeat):
         run = DeviceComponents(dg)
         events[0].record()
-        for phase in ecl:
-            getattr(run, phase)()
+        run.launch(0, flatten)
         events[1].record()
         events[1].synchronize()
         samples["kernels"].append(cp.cuda.get_elapsed_time(events[0], events[1]))
@@ -193,7 +192,7 @@ def components_phase_ms(graph: Graph, repeat: int) -> dict[str, float]:
         run = DeviceComponents(dg)
         events[0].record()
         for phase, event in zip(phases, events[1:], strict=False):
-            getattr(run, phase)()
+            run.phase(phase)
             event.record()
         run.result()
         events[-1].record()
@@ -231,7 +230,7 @@ def bench_components(name: str, graph: Graph, repeat: int, gpu: bool,
         phase_ms = components_phase_ms(graph, repeat)
         ecl = ({"peer": "ECL-CC (published, H100)", "peer_ms": ECL_CC_MS[name]}
                if name in ECL_CC_MS else {})
-        row("gpu kernels (init+compute+flatten)", phase_ms["kernels"], ecl)
+        row("gpu kernels (init..flatten)", phase_ms["kernels"], ecl)
         row("gpu (+number, sizes, count read)",
             event_ms(lambda: components_device(graph), repeat), scipy_peer)
         row("gpu+copy", wall_ms(lambda: components_gpu(graph, params, no_progress), repeat),

@@ -14,8 +14,10 @@ from typing import Any
 
 from graphgpu.kernels.core.device import cupy
 
-#: Options every module is compiled with.
-BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+#: Options every module is compiled with; headers shared by several families (e.g. the grid
+#: barrier of persistent launches) are found in ``kernels/algorithms/common``.
+COMMON_HEADERS = Path(__file__).resolve().parents[1] / "algorithms" / "common"
+BASE_OPTIONS: tuple[str, ...] = ("-std=c++17", f"-I{COMMON_HEADERS}")
 
 
 def current_device() -> int:
@@ -26,7 +28,8 @@ def current_device() -> int:
 @cache
 def _compiled(source: Path, options: tuple[str, ...], device_id: int) -> Any:
     # device_id is part of the key: a RawModule is loaded into the context of one device.
-    # -I the source's folder: a family's .cu files may share a header there.
+    # -I the source's folder: a family's .cu files may share a header there (after the common
+    # folder's, in BASE_OPTIONS).
     del device_id
     return cupy().RawModule(code=source.read_text(),
                             options=(*BASE_OPTIONS, f"-I{source.parent}", *options))
@@ -64,6 +67,18 @@ def device_attribute(name: str) -> int:
 def sm_count() -> int:
     """Multiprocessors of the current device (grid sizes scale with it)."""
     return device_attribute("MultiProcessorCount")
+
+
+def resident_blocks(kernel: Any, threads: int, cap: int) -> int:
+    """Blocks of ``kernel`` (a CuPy ``RawKernel``, ``threads`` wide) that a multiprocessor holds
+    at once, at most ``cap`` (its ``__launch_bounds__`` minimum): a persistent launch with a grid
+    barrier deadlocks if a block waits for one that cannot start, so its grid is sized by this
+    times :func:`sm_count`. Registers and threads are checked here; shared memory is the
+    kernel's own few static bytes."""
+    by_registers = device_attribute("MaxRegistersPerMultiprocessor") // max(
+        1, kernel.num_regs * threads)
+    by_threads = device_attribute("MaxThreadsPerMultiProcessor") // threads
+    return max(1, min(cap, by_registers, by_threads))
 
 
 def grid_for(items: int, threads: int) -> tuple[int]:

@@ -1,27 +1,65 @@
-// GPU kernels of the connected components, ECL-CC (compiled by
-// kernels/algorithms/traversal/gpu.py through CuPy's NVRTC, once per process and device; BFS is
-// traversal.cu). Graph: CSR with long long offsets and int neighbours, each row sorted ascending;
-// vertex ids fit in int (the service caps n far below 2^31).
+// GPU connected components, labels and sizes included, in one persistent launch (compiled by
+// kernels/algorithms/traversal/gpu_components.py through CuPy's NVRTC, once per process and
+// device; BFS is traversal.cu). Graph: CSR with long long offsets and int neighbours, each row
+// sorted ascending; vertex ids fit in int (the service caps n far below 2^31).
+//
+// Union-find as in ECL-CC (Jaiganesh & Burtscher, HPDC 2018): every vertex starts at its first
+// smaller neighbour, trees are hooked larger root under smaller with atomicCAS and walked with
+// intermediate pointer jumping, rows are processed by a thread, a warp or a block by length.
+// Parent pointers only ever point to smaller ids, so each root is the smallest vertex of its
+// tree: the CPU's numbering (by smallest member) needs no extra reduction. On top of that, the
+// neighbour sampling of Afforest (Sutton, Ben-Nun & Barak, IPDPS 2018): after a second link per
+// vertex a sample finds the tree that holds most arcs (the giant component, on most graphs), and
+// from then on a vertex stops hooking its row as soon as it is seen in that tree, so the giant's
+// own edges are mostly never read. Small graphs are launch bound: the whole run (ECL-CC's five
+// kernels, the numbering and the sizes) is one launch, its phases separated by grid barriers.
 
 #ifndef INT_MAX  // NVRTC has no <climits>; nvcc (a compile check) does
 #define INT_MAX 2147483647
 #endif
 #define FULL_MASK 0xffffffffu
 
-// ---------------------------------------------------------------------------------------------
-// Connected components: ECL-CC (Jaiganesh & Burtscher, HPDC 2018)
-// ---------------------------------------------------------------------------------------------
-// parent pointers only ever point to smaller ids, so each tree's root is the smallest vertex of
-// its component: the deterministic numbering then needs no extra min-reduction.
-
-// Degree tiers of the hooking: a thread per vertex up to THREAD_DEGREE neighbours, a warp up to
-// WARP_DEGREE, a block beyond (ECL-CC's thresholds).
+#define CC_THREADS 512     // = gpu_components.CC_THREADS
+#define CC_MIN_BLOCKS 3    // = gpu_components.CC_BLOCKS_PER_SM: resident blocks per multiprocessor
+// Row positions left to hook after the first links: a thread per vertex up to THREAD_DEGREE, a
+// warp up to WARP_DEGREE, a block beyond (ECL-CC's thresholds).
 #define THREAD_DEGREE 16
 #define WARP_DEGREE 352
+// Arcs sampled to find the giant tree, and the share of them (1 / GIANT_SHARE) it must hold for
+// the giant rule to pay: otherwise every vertex hooks its smaller neighbours, as in ECL-CC.
+#define SAMPLES 256
+#define GIANT_SHARE 3
+
+// Phases, in order (= gpu_components.DeviceComponents.PHASES); a launch runs first..last.
+#define PHASE_INIT 0     // parent := first smaller neighbour; tier worklists; second link noted
+#define PHASE_LINK 1     // the second link of every vertex
+#define PHASE_HOOK 2     // (sample the giant tree first) the rest of the rows, by tier
+#define PHASE_FLATTEN 3  // parent := root; roots ranked within tiles; component sizes counted
+#define PHASE_LABEL 4    // (scan the tile counts first) label := rank of the root; sizes out
+
+// Control words (= gpu_components.CTL_*; zeroed by the host before the first phase).
+#define CTL_ARRIVED 0       // grid barrier: blocks arrived
+#define CTL_GENERATION 1    // grid barrier: barriers passed
+#define CTL_MEDIUM 2        // worklist front: vertices for a warp
+#define CTL_HEAVY 3         // worklist back: vertices for a block
+#define CTL_MEDIUM_TAKEN 4
+#define CTL_HEAVY_TAKEN 5
+#define CTL_GIANT 6         // root of the sampled giant tree (-1: no arcs)
+#define CTL_GIANT_RULE 7    // 1: the giant rule, 0: smaller neighbours only
+#define CTL_COUNT 8         // components
+#define CTL_WORDS 9
+
+// ---------------------------------------------------------------------------------------------
+// Union-find
+// ---------------------------------------------------------------------------------------------
 
 // Root of idx's tree, with intermediate pointer jumping (each visited node skips one level). The
 // races with other threads are benign: every value written is an ancestor of the node written.
-__device__ __forceinline__ int representative(int idx, volatile int* nstat) {
+// Plain (L1-cached) loads, as ECL-CC's: a stale value is still an ancestor, and hook's CAS reads
+// the current one before it links anything. On a long init chain each step through L2 instead
+// (volatile) cost a whole latency: the link phase took 0.27 ms on dblp-2010. Flatten, where the
+// walk must end at the current root, reads through L2 (flatten_phase).
+__device__ __forceinline__ int representative(int idx, int* __restrict__ nstat) {
     int curr = nstat[idx];
     if (curr != idx) {
         int next;
@@ -36,9 +74,10 @@ __device__ __forceinline__ int representative(int idx, volatile int* nstat) {
 }
 
 // Link the trees of v and its neighbour u: hook the larger root under the smaller with a CAS,
-// retrying from the root that won if another thread moved it first. vstat (v's representative)
-// is carried from one neighbour to the next, as in ECL-CC, and moves to ostat once v's root is
-// hooked under it: a stale vstat would cost the next neighbour a failed CAS.
+// retrying from the root that won if another thread moved it first. vstat (an ancestor of v,
+// its root when the call starts) is carried from one neighbour to the next, as in ECL-CC, and
+// moves to ostat once v's root is hooked under it: a stale vstat would cost the next neighbour a
+// failed CAS. Every value vstat takes is an ancestor of v.
 __device__ __forceinline__ void hook(int& vstat, int u, int* nstat) {
     int ostat = representative(u, nstat);
     bool repeat;
@@ -63,146 +102,15 @@ __device__ __forceinline__ void hook(int& vstat, int u, int* nstat) {
     } while (repeat);
 }
 
-// Each vertex starts at its first smaller neighbour (rows are sorted: the first entry), or itself.
-extern "C" __global__ void cc_init(const long long* __restrict__ indptr,
-                                   const int* __restrict__ indices, int n,
-                                   int* __restrict__ nstat, int* counts) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v == 0) {
-        counts[0] = 0;  // medium-degree worklist length (front of wl)
-        counts[1] = n;  // high-degree worklist start (back of wl)
-    }
-    if (v >= n) return;
-    const long long begin = indptr[v];
-    int first = v;
-    if (begin < indptr[v + 1]) {
-        const int u = indices[begin];
-        if (u < v) first = u;
-    }
-    nstat[v] = first;
-}
+// ---------------------------------------------------------------------------------------------
+// Block and grid cooperation
+// ---------------------------------------------------------------------------------------------
 
-// Claims one worklist slot for each lane with `take` set, with one atomic per warp (`add`: +1
-// grows the front, -1 shrinks the back's start). A per-vertex atomic on the shared counter
-// serialised ~10^5 vertices of a skewed graph. Every lane of the warp must call it.
-__device__ __forceinline__ void push_tier(bool take, int v, int* counter, int add,
-                                          int* __restrict__ wl) {
-    const unsigned mask = __ballot_sync(FULL_MASK, take);
-    if (!mask) return;
-    const int lane = threadIdx.x & 31;
-    const int total = __popc(mask);
-    int base = 0;
-    if (lane == 0) base = atomicAdd(counter, add * total);
-    base = __shfl_sync(FULL_MASK, base, 0);
-    if (add < 0) base -= total;  // the back's new start: slots [old - total, old)
-    if (take) wl[base + __popc(mask & ((1u << lane) - 1))] = v;
-}
-
-// Low-degree vertices, one thread each; medium and high degrees go to the worklist's front and
-// back for the warp and block kernels. Every edge is processed once, from its larger endpoint; a
-// vertex with no smaller neighbour (nstat[v] == v at init) has nothing to do. All three tiers
-// skip the row's first entry: init made it v's parent, so it is in v's tree already.
-extern "C" __global__ void cc_compute_thread(const long long* __restrict__ indptr,
-                                             const int* __restrict__ indices, int n,
-                                             int* nstat, int* __restrict__ wl, int* counts) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool active = v < n && nstat[v] != v;
-    long long begin = 0, end = 0;
-    if (active) {
-        begin = indptr[v];
-        end = indptr[v + 1];
-    }
-    const long long deg = end - begin;
-    // No early return above: the whole warp takes part in the worklist pushes.
-    push_tier(active && deg > THREAD_DEGREE && deg <= WARP_DEGREE, v, &counts[0], 1, wl);
-    push_tier(active && deg > WARP_DEGREE, v, &counts[1], -1, wl);
-    if (!active || deg > THREAD_DEGREE) return;
-    // Many vertices have no smaller neighbour beyond the first: no walk to the root for them.
-    if (deg < 2 || indices[begin + 1] > v) return;
-    int vstat = representative(v, nstat);
-    for (long long j = begin + 1; j < end; ++j) {
-        const int u = indices[j];
-        if (u < v) hook(vstat, u, nstat);
-        else break;  // sorted row: no smaller neighbours after this
-    }
-}
-
-// Medium-degree vertices: one warp each, grid-striding over the worklist front. Rows are sorted,
-// so the warp stops after the first round that reaches a larger neighbour: the edges to larger
-// ids are hooked from the other end (ECL-CC reads the whole row).
-extern "C" __global__ void cc_compute_warp(const long long* __restrict__ indptr,
-                                           const int* __restrict__ indices,
-                                           int* nstat, const int* __restrict__ wl,
-                                           const int* counts) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    const int count = counts[0];
-    for (long long k = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < count;
-         k += warps) {
-        const int v = wl[k];
-        int vstat = representative(v, nstat);
-        const long long end = indptr[v + 1];
-        for (long long base = indptr[v] + 1; base < end; base += 32) {
-            const long long j = base + lane;
-            const int u = j < end ? indices[j] : INT_MAX;
-            if (u < v) hook(vstat, u, nstat);
-            if (__any_sync(FULL_MASK, u > v)) break;
-        }
-    }
-}
-
-// High-degree vertices: one block each, from the worklist back; stops like the warp kernel.
-extern "C" __global__ void cc_compute_block(const long long* __restrict__ indptr,
-                                            const int* __restrict__ indices, int n,
-                                            int* nstat, const int* __restrict__ wl,
-                                            const int* counts) {
-    const int start = counts[1];
-    for (long long k = start + blockIdx.x; k < n; k += gridDim.x) {
-        const int v = wl[k];
-        int vstat = representative(v, nstat);
-        const long long end = indptr[v + 1];
-        for (long long base = indptr[v] + 1; base < end; base += blockDim.x) {
-            const long long j = base + threadIdx.x;
-            const int u = j < end ? indices[j] : INT_MAX;
-            if (u < v) hook(vstat, u, nstat);
-            if (__syncthreads_or(u > v)) break;
-        }
-    }
-}
-
-// Point every vertex straight at its root, the smallest vertex of its component (ECL-CC's flatten).
-extern "C" __global__ void cc_flatten(int n, int* nstat) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    int next;
-    int vstat = nstat[v];
-    const int old = vstat;
-    while (vstat > (next = nstat[vstat])) vstat = next;
-    if (old != vstat) nstat[v] = vstat;
-}
-
-// Numbering, step 1: each block is one tile of blockDim.x vertices; a root's rank among the roots
-// of its tile goes to rank[root], the tile's root count to tile_count[tile].
-extern "C" __global__ void cc_root_ranks(int n, const int* __restrict__ nstat,
-                                         int* __restrict__ rank, int* __restrict__ tile_count) {
-    __shared__ int warp_roots[32];
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const bool root = v < n && nstat[v] == v;
-    const unsigned roots = __ballot_sync(FULL_MASK, root);
-    if (lane == 0) warp_roots[warp] = __popc(roots);
-    __syncthreads();
-    if (root) {
-        int before = __popc(roots & ((1u << lane) - 1));
-        for (int w = 0; w < warp; ++w) before += warp_roots[w];
-        rank[v] = before;
-    }
-    if (threadIdx.x == 0) {
-        int total = 0;
-        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) total += warp_roots[w];
-        tile_count[blockIdx.x] = total;
-    }
+// Whether p holds in any thread of the group: a warp (BLOCK false) or the block. Every thread of
+// the group must call it.
+template <bool BLOCK>
+__device__ __forceinline__ bool group_any(bool p) {
+    return BLOCK ? __syncthreads_or(p) : __any_sync(FULL_MASK, p);
 }
 
 // Inclusive scan of one value per lane across the warp.
@@ -215,57 +123,355 @@ __device__ __forceinline__ int warp_inclusive_scan(int value) {
     return value;
 }
 
-// Numbering, step 2: the one scan. A single block (32 full warps) turns the tile counts into
-// exclusive offsets in place and writes the component count to counts[2]: each thread sums a
-// contiguous chunk of tiles, the block scans the chunk sums, each thread writes its chunk's offsets.
-extern "C" __global__ void cc_scan_tiles(int tiles, int* tile_count, int* counts) {
-    __shared__ int warp_offset[32];
-    const int lane = threadIdx.x & 31;
+// Exclusive prefix sum of one value per thread across the block, and the block's total. Every
+// thread of the block must call it.
+__device__ __forceinline__ int block_exclusive_sum(int value, int& total) {
+    __shared__ int warp_sum[CC_THREADS / 32];
     const int warp = threadIdx.x >> 5;
-    const int per = (tiles + blockDim.x - 1) / blockDim.x;
-    const int first = threadIdx.x * per;
-    const int last = min(first + per, tiles);
-    int sum = 0;
-    for (int t = first; t < last; ++t) sum += tile_count[t];
-    const int inclusive = warp_inclusive_scan(sum);
-    if (lane == 31) warp_offset[warp] = inclusive;
+    const int inclusive = warp_inclusive_scan(value);
+    if ((threadIdx.x & 31) == 31) warp_sum[warp] = inclusive;
     __syncthreads();
-    if (warp == 0) {
-        const int total = warp_offset[lane];
-        warp_offset[lane] = warp_inclusive_scan(total) - total;
+    int before = inclusive - value;
+    total = 0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+        const int s = warp_sum[w];
+        if (w < warp) before += s;
+        total += s;
+    }
+    __syncthreads();  // warp_sum is reused by the next call
+    return before;
+}
+
+// Grid-wide barrier of the persistent launch (every block resident: the host launches at most
+// CC_MIN_BLOCKS blocks per multiprocessor, which __launch_bounds__ guarantees room for). Split in
+// two so that the last block to arrive can do a serial step while the others wait:
+// `if (grid_arrive(ctl, seen)) step(); grid_leave(ctl, last, seen);`.
+__device__ __forceinline__ bool grid_arrive(unsigned* ctl, unsigned& seen) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        seen = *(volatile unsigned*)&ctl[CTL_GENERATION];
+        __threadfence();
+        last = atomicAdd(&ctl[CTL_ARRIVED], 1u) == gridDim.x - 1;
+        if (last) __threadfence();  // the serial step reads what the other blocks wrote
     }
     __syncthreads();
-    int running = warp_offset[warp] + inclusive - sum;
+    return last;
+}
+
+__device__ __forceinline__ void grid_leave(unsigned* ctl, bool last, unsigned seen) {
+    __syncthreads();  // the serial step's writes, whichever thread made them
+    if (threadIdx.x == 0) {
+        if (last) {
+            atomicExch(&ctl[CTL_ARRIVED], 0u);
+            __threadfence();
+            atomicAdd(&ctl[CTL_GENERATION], 1u);
+        } else {
+            while (*(volatile unsigned*)&ctl[CTL_GENERATION] == seen) __nanosleep(32);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Claims one worklist slot for each lane with `take` set, with one atomic per warp; from the
+// front (wl[k]) or the back (wl[n - 1 - k]). Every lane of the warp must call it.
+__device__ __forceinline__ void push_tier(bool take, int v, unsigned* counter, bool back, int n,
+                                          int* wl) {
+    const unsigned mask = __ballot_sync(FULL_MASK, take);
+    if (!mask) return;
+    const int lane = threadIdx.x & 31;
+    int base = 0;
+    if (lane == 0) base = (int)atomicAdd(counter, (unsigned)__popc(mask));
+    base = __shfl_sync(FULL_MASK, base, 0);
+    if (take) {
+        const int k = base + __popc(mask & ((1u << lane) - 1));
+        wl[back ? n - 1 - k : k] = v;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+// ---------------------------------------------------------------------------------------------
+
+// Where the rest of v's row starts: its smallest neighbour is linked in init and its second in
+// link, each only when smaller than v (as ECL-CC hooks only smaller neighbours: a walk to the
+// root per vertex and link, not two). 0 for a vertex smaller than all its neighbours; 2 when
+// both are smaller; else 1.
+__device__ __forceinline__ int row_start(int v, const int* __restrict__ indices, long long begin,
+                                         long long deg) {
+    if (deg == 0 || indices[begin] > v) return 0;
+    return deg > 1 && indices[begin + 1] < v ? 2 : 1;
+}
+
+// Init: parent := the first (smallest) neighbour when smaller; the second, when smaller too, is
+// noted in note[v] for link; vertices with long rows go to the worklists of the warp and block
+// tiers.
+__device__ void init_phase(const long long* __restrict__ indptr,
+                           const int* __restrict__ indices, int n, int* nstat, int* wl,
+                           int* note, unsigned* ctl) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    // Block-uniform loop bound: the whole warp takes part in the worklist pushes.
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += stride) {
+        const int v = (int)(base + threadIdx.x);
+        long long rest = 0;
+        if (v < n) {
+            const long long begin = indptr[v];
+            const long long deg = indptr[v + 1] - begin;
+            const int start = row_start(v, indices, begin, deg);
+            const int parent = start > 0 ? indices[begin] : v;
+            const int second = start == 2 ? indices[begin + 1] : -1;
+            rest = deg - start;
+            nstat[v] = parent;
+            note[v] = second;
+        }
+        push_tier(rest > THREAD_DEGREE && rest <= WARP_DEGREE, v, &ctl[CTL_MEDIUM], false, n, wl);
+        push_tier(rest > WARP_DEGREE, v, &ctl[CTL_HEAVY], true, n, wl);
+    }
+}
+
+// Link: every vertex hooks the smaller neighbour noted in init. note[] is zeroed for the size
+// counts.
+__device__ void link_phase(int n, int* nstat, int* note) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+        const int u = note[v];
+        note[v] = 0;
+        if (u >= 0) {
+            int vstat = representative((int)v, nstat);
+            hook(vstat, u, nstat);
+        }
+    }
+}
+
+// Serial step before hook (the last block to arrive): the root of SAMPLES arcs' targets, evenly
+// spaced over the arcs (so a tree is hit in proportion to its arcs); the most frequent root is
+// the giant tree, and the giant rule is used when it holds more than 1 / GIANT_SHARE of them.
+__device__ void sample_giant(const int* __restrict__ indices, long long arcs, int* nstat,
+                             unsigned* ctl) {
+    __shared__ int root[SAMPLES];
+    __shared__ unsigned long long best;  // (hits << 32) | (INT_MAX - root): most hits, then smallest
+    if (threadIdx.x == 0) best = 0;
+    if (threadIdx.x < SAMPLES && arcs > 0) {
+        const long long j = (2 * (long long)threadIdx.x + 1) * arcs / (2 * SAMPLES);
+        root[threadIdx.x] = representative(indices[j], nstat);
+    }
+    __syncthreads();
+    if (threadIdx.x < SAMPLES && arcs > 0) {
+        const int mine = root[threadIdx.x];
+        unsigned hits = 0;
+        for (int k = 0; k < SAMPLES; ++k) hits += root[k] == mine;
+        atomicMax(&best, ((unsigned long long)hits << 32) | (unsigned)(INT_MAX - mine));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned hits = (unsigned)(best >> 32);
+        ctl[CTL_GIANT] = hits ? (unsigned)(INT_MAX - (int)(best & 0xffffffffu)) : ~0u;
+        ctl[CTL_GIANT_RULE] = hits * GIANT_SHARE > SAMPLES;
+    }
+}
+
+// Hook v's row from row position `from` (absolute) to `end`, `width` lanes of a warp (BLOCK
+// false) or of the block side by side, this one at `lane`. Giant rule: every neighbour, until
+// any lane sees v in the giant tree. Otherwise the smaller neighbours only (a prefix: rows are
+// sorted), the larger ones being hooked from their end.
+//
+// Why the giant rule is complete: an edge (v, u) is linked in init or link, or hooked from v
+// unless v was seen in the giant tree first, and from u likewise; if neither hooked it, both are
+// in the giant tree. Without the giant rule, every edge is hooked from its larger end (a vertex
+// smaller than all its neighbours, from = 0, has nothing to do).
+template <bool BLOCK>
+__device__ __forceinline__ void hook_row(int v, long long from, long long end, int lane,
+                                         int width, const int* __restrict__ indices, int* nstat,
+                                         bool giant_rule, int giant) {
+    int vstat = representative(v, nstat);
+    if (giant_rule) {
+        if (group_any<BLOCK>(vstat == giant)) return;
+        for (long long base = from; base < end; base += width) {
+            const long long j = base + lane;
+            if (j < end) hook(vstat, indices[j], nstat);
+            if (group_any<BLOCK>(vstat == giant)) return;
+        }
+    } else {
+        for (long long base = from; base < end; base += width) {
+            const long long j = base + lane;
+            const int u = j < end ? indices[j] : INT_MAX;
+            if (u < v) hook(vstat, u, nstat);
+            if (group_any<BLOCK>(u > v)) return;
+        }
+    }
+}
+
+// Hook: the rest of every row, longest rows first (a block each, then a warp each, both taking
+// vertices as they free up), then the short rows, a thread each.
+__device__ void hook_phase(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                           int n, int* nstat, const int* wl, unsigned* ctl) {
+    __shared__ int block_vertex;
+    const int giant = (int)__ldcg(&ctl[CTL_GIANT]);
+    const bool giant_rule = __ldcg(&ctl[CTL_GIANT_RULE]) != 0;
+    const unsigned heavy = __ldcg(&ctl[CTL_HEAVY]);
+    const unsigned medium = __ldcg(&ctl[CTL_MEDIUM]);
+    while (true) {
+        if (threadIdx.x == 0) {
+            const unsigned k = atomicAdd(&ctl[CTL_HEAVY_TAKEN], 1u);
+            block_vertex = k < heavy ? __ldcg(&wl[n - 1 - (int)k]) : -1;
+        }
+        __syncthreads();
+        const int v = block_vertex;
+        __syncthreads();  // block_vertex is rewritten next round
+        if (v < 0) break;
+        const long long begin = indptr[v];
+        const long long end = indptr[v + 1];
+        hook_row<true>(v, begin + row_start(v, indices, begin, end - begin), end, threadIdx.x,
+                       blockDim.x, indices, nstat, giant_rule, giant);
+    }
+    const int lane = threadIdx.x & 31;
+    while (true) {
+        unsigned k = 0;
+        if (lane == 0) k = atomicAdd(&ctl[CTL_MEDIUM_TAKEN], 1u);
+        k = __shfl_sync(FULL_MASK, k, 0);
+        if (k >= medium) break;
+        const int v = __ldcg(&wl[k]);
+        const long long begin = indptr[v];
+        const long long end = indptr[v + 1];
+        hook_row<false>(v, begin + row_start(v, indices, begin, end - begin), end, lane, 32,
+                        indices, nstat, giant_rule, giant);
+    }
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride) {
+        const int v = (int)t;
+        const long long begin = indptr[v], end = indptr[v + 1];
+        const long long from = begin + row_start(v, indices, begin, end - begin);
+        if (from >= end || end - from > THREAD_DEGREE) continue;
+        if (giant_rule) {
+            int vstat = representative(v, nstat);
+            for (long long j = from; j < end && vstat != giant; ++j) hook(vstat, indices[j], nstat);
+        } else if (from == begin + 2 && indices[from] < v) {
+            int vstat = representative(v, nstat);
+            for (long long j = from; j < end; ++j) {
+                const int u = indices[j];
+                if (u > v) break;  // sorted row: no smaller neighbours after this
+                hook(vstat, u, nstat);
+            }
+        }
+    }
+}
+
+// Flatten: every vertex points at its root (no hooks are left, so the walks end at roots); the
+// roots of each tile of `tile` vertices are ranked (rank[root], tile_count[tile]); component
+// sizes are counted at their roots (count[]): the giant tree's members per block with one atomic
+// at the end (one address taken by every warp would serialise), the others per warp.
+__device__ void flatten_phase(int n, int tile, int tiles, int* nstat, int* rank,
+                              int* tile_count, int* count, const unsigned* ctl) {
+    __shared__ int giant_root;
+    volatile int* vstat = nstat;
+    if (threadIdx.x == 0) {
+        const int giant = (int)__ldcg(&ctl[CTL_GIANT]);
+        int root = giant;
+        if (giant >= 0) {
+            while (root != vstat[root]) root = vstat[root];
+        }
+        giant_root = root;
+    }
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    int giant_members = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int running = 0;  // roots ranked so far in this tile
+        const long long tile_end = min((long long)(t + 1) * tile, (long long)n);
+        // Block-uniform bounds: every thread takes part in the scans and warp votes.
+        for (long long base = (long long)t * tile; base < tile_end; base += blockDim.x) {
+            const long long v = base + threadIdx.x;
+            int root = -1;
+            if (v < tile_end) {
+                const int old = vstat[v];
+                root = old;
+                int next;
+                while (root > (next = vstat[root])) root = next;
+                if (root != old) vstat[v] = root;
+            }
+            int roots;
+            const bool is_root = root == v;
+            const int before = block_exclusive_sum(is_root, roots);
+            if (is_root) rank[v] = running + before;
+            running += roots;
+            if (root >= 0 && root == giant_root) ++giant_members;
+            const int key = root >= 0 && root != giant_root ? root : -1;
+            const unsigned peers = __match_any_sync(FULL_MASK, key);
+            if (key >= 0 && lane == __ffs(peers) - 1) atomicAdd(&count[key], __popc(peers));
+        }
+        if (threadIdx.x == 0) tile_count[t] = running;
+    }
+    int members;
+    block_exclusive_sum(giant_members, members);
+    if (threadIdx.x == 0 && members > 0) atomicAdd(&count[giant_root], members);
+}
+
+// Serial step before label (the last block to arrive): tile counts -> exclusive offsets, in
+// place (each thread a contiguous run of tiles, one block scan of the run totals); the total is
+// the number of components.
+__device__ void scan_tiles(int tiles, int* tile_count, unsigned* ctl) {
+    const int per = (tiles + blockDim.x - 1) / blockDim.x;
+    const int first = min((int)threadIdx.x * per, tiles);
+    const int last = min(first + per, tiles);
+    int sum = 0;
+    for (int t = first; t < last; ++t) sum += __ldcg(&tile_count[t]);
+    int total;
+    int running = block_exclusive_sum(sum, total);
     for (int t = first; t < last; ++t) {
-        const int c = tile_count[t];
+        const int c = __ldcg(&tile_count[t]);
         tile_count[t] = running;
         running += c;
     }
-    if (threadIdx.x == blockDim.x - 1) counts[2] = running;
+    if (threadIdx.x == 0) ctl[CTL_COUNT] = (unsigned)total;
 }
 
-// Numbering, step 3: label[v] = global rank of v's root (tile offset + rank in the tile). Also
-// zeroes the first `count` entries of sizes for cc_sizes (a memset of all n would cost more).
-extern "C" __global__ void cc_label(int n, int tile, const int* __restrict__ nstat,
-                                    const int* __restrict__ rank,
-                                    const int* __restrict__ tile_offset, const int* counts,
-                                    int* __restrict__ label,
-                                    unsigned long long* __restrict__ sizes) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    const int root = nstat[v];
-    label[v] = tile_offset[root / tile] + rank[root];
-    if (v < counts[2]) sizes[v] = 0;
+// Label: label[v] := rank of v's root among all roots (tile offset + rank in the tile); each
+// root writes its component's size. count[] and label[] share memory: a thread reads only its
+// own vertex's count, before writing its label.
+__device__ void label_phase(int n, int tile, const int* nstat, const int* rank,
+                            const int* tile_offset, int* label, long long* sizes) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+        const int root = __ldcg(&nstat[v]);
+        const int mine = __ldcg(&tile_offset[root / tile]) + __ldcg(&rank[root]);
+        if (root == v) sizes[mine] = __ldcg(&label[v]);
+        label[v] = mine;
+    }
 }
 
-// Component sizes: one atomic per distinct label in a warp (__match_any_sync): most warps of a
-// giant component lie wholly in it, and atomics on one address serialise.
-extern "C" __global__ void cc_sizes(int n, const int* __restrict__ label,
-                                    unsigned long long* sizes) {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const int mine = v < n ? label[v] : -1;
-    const unsigned peers = __match_any_sync(FULL_MASK, mine);
-    if (mine >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1) {
-        atomicAdd(&sizes[mine], (unsigned long long)__popc(peers));
+// The run, phases first..last (PHASE_*). scratch: nstat[n] | worklist, then root ranks [n] |
+// second links, then size counts, then labels [n] | tile counts, then offsets [tiles] | ctl.
+// A launch must not exceed CC_MIN_BLOCKS blocks per multiprocessor (grid barriers).
+extern "C" __global__ void __launch_bounds__(CC_THREADS, CC_MIN_BLOCKS)
+cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, int n,
+       long long arcs, int tile, int tiles, int* scratch, long long* sizes, int first, int last) {
+    int* nstat = scratch;
+    int* wl = scratch + n;
+    int* label = scratch + 2 * (long long)n;
+    int* tile_count = scratch + 3 * (long long)n;
+    unsigned* ctl = (unsigned*)(tile_count + tiles);
+    unsigned seen = 0;
+    for (int phase = first; phase <= last; ++phase) {
+        if (phase == PHASE_HOOK || phase == PHASE_LABEL) {  // with a serial step
+            const bool last_block = grid_arrive(ctl, seen);
+            if (last_block) {
+                if (phase == PHASE_HOOK) sample_giant(indices, arcs, nstat, ctl);
+                else scan_tiles(tiles, tile_count, ctl);
+            }
+            grid_leave(ctl, last_block, seen);
+        } else if (phase > first) {
+            const bool last_block = grid_arrive(ctl, seen);
+            grid_leave(ctl, last_block, seen);
+        }
+        switch (phase) {
+            case PHASE_INIT: init_phase(indptr, indices, n, nstat, wl, label, ctl); break;
+            case PHASE_LINK: link_phase(n, nstat, label); break;
+            case PHASE_HOOK: hook_phase(indptr, indices, n, nstat, wl, ctl); break;
+            case PHASE_FLATTEN:
+                flatten_phase(n, tile, tiles, nstat, wl, tile_count, label, ctl);
+                break;
+            default: label_phase(n, tile, nstat, wl, tile_count, label, sizes); break;
+        }
     }
 }
