@@ -7,7 +7,10 @@ start, vertices that joined). A round is one launch (two when degrees are recoun
 round after :meth:`GpuEngine.start` visits all vertices by index, so nothing is listed up front.
 The host reads the control array back once per batch of :attr:`GpuEngine.batch` rounds and stops
 at the first round that leaves its successor's lists empty; rounds launched past the end of the
-run find empty lists and do nothing. :func:`mis_gpu` is the entry point the registry holds.
+run find empty lists and do nothing. Graphs of at most :func:`round_vertices` vertices run a
+completion phase's rounds in one persistent launch instead (``mis_rounds``, grid barriers between
+rounds; it stops by itself), read back once: there a launch per round cost more than the round.
+:func:`mis_gpu` is the entry point the registry holds.
 
 CuPy is imported on first use (:func:`graphgpu.kernels.core.device.cupy`), so this module imports
 on machines without it.
@@ -22,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.mis import driver
-from graphgpu.kernels.core.cuda import kernels, sm_count
+from graphgpu.kernels.core.cuda import kernels, resident_blocks, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -36,13 +39,30 @@ HEAVY_BLOCKS_PER_SM = 1
 LIGHT_BLOCKS_PER_SM = 7
 #: Counters per round in the control array: light size, heavy size, live, joined (or changed).
 SLOTS = 4
+#: ``mis_rounds`` (persistent rounds): blocks per multiprocessor at most (= ROUND_BLOCKS of
+#: mis.cu), rounds per launch, the share of its grid given to the heavy list, and vertices per
+#: resident thread up to which a graph runs this way.
+ROUND_BLOCKS_PER_SM = 4
+PERSISTENT_ROUNDS = 64
+ROUND_HEAVY_SHARE = 4
+ROUND_VERTICES_PER_THREAD = 4
 #: Engines (device buffers) kept for the most recently used graphs that have an id.
 CACHED_ENGINES = 2
 _engines: OrderedDict[str, GpuEngine] = OrderedDict()
 
 
 KERNELS = ("mis_init", "mis_degree", "mis_select", "mis_reduce", "mis_settle", "mis_verify",
-           "mis_mark")
+           "mis_mark", "mis_rounds")
+
+
+def round_grid(kernel: Any) -> int:
+    """Blocks of a ``mis_rounds`` launch: all resident at once."""
+    return resident_blocks(kernel, THREADS, ROUND_BLOCKS_PER_SM) * sm_count()
+
+
+def round_vertices(kernel: Any) -> int:
+    """Largest graph (vertices) whose completion rounds run in one persistent launch."""
+    return round_grid(kernel) * THREADS * ROUND_VERTICES_PER_THREAD
 
 
 
@@ -102,6 +122,19 @@ class GpuEngine:
         self.grid = (self.heavy_blocks + light_blocks,)
         self.vertex_blocks = (max(1, min(-(-self.n // THREADS), sms * 8)),)
         self.graph_args = (dg.indptr, dg.indices, np.int32(self.n), self.word)
+        rounds_kernel = self.fn["mis_rounds"]
+        #: Persistent rounds (small graphs): the grid (light part sized to the graph) and the
+        #: grid barrier's word (zero between launches).
+        self.persistent = self.n <= round_vertices(rounds_kernel)
+        if self.persistent:
+            self.batch = PERSISTENT_ROUNDS
+            resident = round_grid(rounds_kernel)
+            light = max(1, min(-(-self.n // THREADS),
+                               resident * (ROUND_HEAVY_SHARE - 1) // ROUND_HEAVY_SHARE))
+            self.round_heavy_blocks = max(1, min(resident - light,
+                                                 -(-light // (ROUND_HEAVY_SHARE - 1))))
+            self.round_grid = (self.round_heavy_blocks + light,)
+            self.barrier = cp.zeros(1, dtype=cp.uint32)
 
     # -- launching -------------------------------------------------------------------------------
 
@@ -177,15 +210,23 @@ class GpuEngine:
         batch = self.batch
         if r == r0:
             self.phase_live = 0
-        elif 100 * self.last_live < self.phase_live:
+        elif 100 * self.last_live < self.phase_live and not self.persistent:
             batch = 1
         self._ensure(r + batch)
-        for rr in range(r, r + batch):
-            k = rr - r0
-            if use_degree and ((k == 0 and recount_first) or (k > 0 and f > 0 and k % f == 0)):
-                self._visit("mis_degree", rr, rr + 1, self.aux, np.int32(-1))
-            self._visit("mis_select", rr, rr + 1, np.uint32(2 * rr + 1), np.uint32(salt),
-                        np.int32(use_degree))
+        if self.persistent:  # the same passes in one launch (mis.cu's mis_rounds)
+            self.fn["mis_rounds"](self.round_grid, (THREADS,), (
+                *self.graph_args, *self.light, *self.heavy, self.static_heavy, self.ctl,
+                self.barrier, np.int32(r), np.int32(batch), np.int32(r0), np.int32(f),
+                np.uint32(salt), np.int32(use_degree), np.int32(recount_first),
+                np.int32(self.all_round), np.int32(self.round_heavy_blocks)))
+        else:
+            for rr in range(r, r + batch):
+                k = rr - r0
+                if use_degree and ((k == 0 and recount_first) or (k > 0 and f > 0
+                                                                  and k % f == 0)):
+                    self._visit("mis_degree", rr, rr + 1, self.aux, np.int32(-1))
+                self._visit("mis_select", rr, rr + 1, np.uint32(2 * rr + 1), np.uint32(salt),
+                            np.int32(use_degree))
         # Counters of the batch's rounds and the list sizes of the round after it.
         counts = self.ctl[SLOTS * r:SLOTS * (r + batch) + 2].get()
         live, wins = counts[2::SLOTS], counts[3::SLOTS]

@@ -16,9 +16,15 @@
 // size is ctl[1] (rounds start at 2, so slots 0..7 are free). Passes outside rounds (r_in = 0)
 // count into aux.
 
+#include "grid_sync.cuh"
+
 #ifndef MIS_HEAVY
 #define MIS_HEAVY 32
 #endif
+// Neighbours a lane of Select examines at once (their loads in flight together).
+#define SELECT_UNROLL 4
+// Blocks per multiprocessor of mis_rounds (= gpu.ROUND_BLOCKS_PER_SM; its __launch_bounds__).
+#define ROUND_BLOCKS 4
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -157,15 +163,24 @@ struct Select {
         if (t != 0) return;
         const u64 kv = key(v, wv);
         const i64 start = c.indptr[v], stop = c.indptr[v + 1];
-        for (i64 base = start; base < stop; base += G) {
-            const i64 j = base + lane;
+        // SELECT_UNROLL neighbours per lane at a time, their loads issued together: a short row
+        // walked one neighbour after the other is a chain of dependent L2 round trips.
+        for (i64 base = start; base < stop; base += G * SELECT_UNROLL) {
+            int us[SELECT_UNROLL];
+            u64 wus[SELECT_UNROLL];
+#pragma unroll
+            for (int q = 0; q < SELECT_UNROLL; ++q) {
+                const i64 j = base + q * G + lane;
+                us[q] = j < stop ? c.indices[j] : -1;
+            }
+#pragma unroll
+            for (int q = 0; q < SELECT_UNROLL; ++q) wus[q] = us[q] >= 0 ? c.word[us[q]] : 0;
             bool beaten = false, gone = false;
-            if (j < stop) {
-                const int u = c.indices[j];
-                const u64 wu = c.word[u];
-                const u32 tu = (u32)wu;
-                beaten = (tu == 0 || tu >= in_tag) && key(u, wu) < kv;
-                gone = tu == in_tag;  // u joined already, so v is leaving
+#pragma unroll
+            for (int q = 0; q < SELECT_UNROLL; ++q) {
+                const u32 tu = (u32)wus[q];
+                beaten |= us[q] >= 0 && (tu == 0 || tu >= in_tag) && key(us[q], wus[q]) < kv;
+                gone |= us[q] >= 0 && tu == in_tag;  // u joined already, so v is leaving
             }
             if (group_any<G>(beaten)) {
                 // List v for the next round unless it is known to leave in this one: stale
@@ -213,6 +228,39 @@ struct Degree {
 extern "C" __global__ void mis_degree(VISIT_PARAMS, const int* dirty, int round) {
     Degree op{CTX, dirty + (round >= 0 ? (i64)(round & 1) * n : 0), round};
     VISIT(op);
+}
+
+// Rounds r .. r + rounds - 1 of a completion phase in one launch, separated by grid barriers:
+// the passes of mis_degree (every f-th round from r0, and the first when recount_first) and
+// mis_select, on the same lists and counters as a launch per round, so the set is the same. It
+// stops after the first round that leaves nothing listed for its successor (every block reads
+// the same counters after the barrier). Small graphs: a launch and host read-back per batch of
+// rounds cost more than the rounds. Every block must be resident at once (gpu.py sizes the grid).
+extern "C" __global__ void __launch_bounds__(256, ROUND_BLOCKS)
+mis_rounds(const i64* indptr, const int* indices, int n, u64* word, int* light0, int* light1,
+           int* heavy0, int* heavy1, const int* static_heavy, int* ctl, unsigned* bar, int r,
+           int rounds, int r0, int f, u32 salt, int use_degree, int recount_first, int all_round,
+           int heavy_blocks) {
+    for (int rr = r; rr < r + rounds; ++rr) {
+        const int every = rr == all_round;
+        const int* light_in = rr & 1 ? light1 : light0;
+        const int* heavy_in = every ? static_heavy : (rr & 1 ? heavy1 : heavy0);
+        const Ctx c{indptr, indices, word, rr & 1 ? light0 : light1, rr & 1 ? heavy0 : heavy1,
+                    ctl + SLOTS * (rr + 1)};
+        const int* in_n = ctl + (every ? 0 : SLOTS * rr);
+        const int k = rr - r0;
+        if (use_degree && ((k == 0 && recount_first) || (k > 0 && f > 0 && k % f == 0))) {
+            Degree degree{c, nullptr, -1};
+            visit(degree, n, light_in, heavy_in, in_n, every, heavy_blocks);
+            grid_sync(bar);
+        }
+        Select select{c, 2u * rr + 1u, salt, use_degree};
+        visit(select, n, light_in, heavy_in, in_n, every, heavy_blocks);
+        flush(ctl + SLOTS * rr + 2, select.live);
+        flush(ctl + SLOTS * rr + 3, select.wins);
+        grid_sync(bar);
+        if (__ldcg(&ctl[SLOTS * (rr + 1)]) + __ldcg(&ctl[SLOTS * (rr + 1) + 1]) == 0) break;
+    }
 }
 
 // One reduction round: isolated vertices join; v leaves when a live neighbour u with

@@ -312,13 +312,20 @@ def gpu_cases() -> dict[str, Graph]:
 
 @pytest.mark.gpu
 @needs_gpu
-def test_gpu_matches_cpu_set_for_set() -> None:
-    """luby and degree: the same set as the CPU, with and without reductions, every seed.
+@pytest.mark.parametrize("persistent", [True, False])
+def test_gpu_matches_cpu_set_for_set(persistent: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """luby and degree: the same set as the CPU, with and without reductions, every seed, with
+    the rounds of a phase in one persistent launch (these graphs' default) or a launch each.
 
     The graphs get ids, so one engine's device buffers serve all the runs on a graph.
     """
+    from graphgpu.kernels.algorithms.mis import gpu as mis_gpu_module
+
+    if not persistent:
+        monkeypatch.setattr(mis_gpu_module, "round_vertices", lambda kernel: 0)
     for name, graph in gpu_cases().items():
-        graph = dataclasses.replace(graph, graph_id=f"test-mis-{name}")
+        graph = dataclasses.replace(graph, graph_id=f"test-mis-{name}-{persistent}")
+        assert mis_gpu_module.engine_for(graph).persistent == persistent
         for method in ("luby", "degree"):
             for reduce in REDUCE:
                 for seed in (0, 1):
