@@ -9,6 +9,8 @@
 //     min-plus tiles in shared memory, three phases per block row. The schedule fixes every
 //     value (each update is one rounded addition and an exact minimum), so the CPU version in
 //     kernels/algorithms/apsp/cpu.py, which follows the same schedule, gets the same bits.
+//     Integer weights run the same schedule on an integer matrix (int32, or uint16 pairs in
+//     32-bit words), phase 3 with Hopper's fused add-min (DPX); fw_finish writes the float result.
 //   * apsp_bf_sweep: batched Bellman-Ford (one thread per (vertex, source), sources contiguous),
 //     in place until a sweep changes nothing: the least fixpoint, i.e. Dijkstra's distances.
 
@@ -199,6 +201,105 @@ __device__ void fw_rest_impl(T* d, i64 stride, int kb) {
     }
 }
 
+// ---- weighted, integer weights: Floyd-Warshall phase 3 on DPX -----------------------------------
+//
+// gpu.py picks an integer matrix when every weight is an integer and every distance is provably
+// below the kind's INF, the entry standing for "no path yet": int32 with INF = 2^30 - 1, or uint16
+// with INF = 0x7FFF, two to a 32-bit word. Entries never exceed INF, so a + b never overflows
+// (2 INF fits), and min(c, a + b) with c <= INF equals min(c, min(a + b, INF)): the schedule
+// computes every distance saturated at INF, i.e. exactly below it, and INF for no path. Phases 1
+// and 2 are the templates above on int / unsigned short (a + b <= 2 INF fits in the type).
+
+// min(a + b, c) on one 32-bit word: one int32 lane, or two uint16 lanes (one instruction each
+// on sm_90: VIADDMNMX).
+template <int LANES>
+__device__ __forceinline__ unsigned add_min(unsigned a, unsigned b, unsigned c);
+
+template <>
+__device__ __forceinline__ unsigned add_min<1>(unsigned a, unsigned b, unsigned c) {
+    return (unsigned)__viaddmin_s32((int)a, (int)b, (int)c);
+}
+
+template <>
+__device__ __forceinline__ unsigned add_min<2>(unsigned a, unsigned b, unsigned c) {
+    return __viaddmin_u16x2(a, b, c);
+}
+
+// Phase 3 as fw_rest, on words: a block holds the TILE x TILE values of c (TILE / LANES words a
+// row) and 256 / LANES threads, each a cell of 4 rows x 4 words, so every thread does 16 fused
+// add-mins per k from one quad of b's row k and a quarter quad of its rows of a. a is kept one
+// word per value, the value repeated in every lane (an a[i][k] is added to every lane of a word
+// of b). The whole k range of the round is staged at once: 33 KB (int32) or 25 KB (uint16).
+template <int LANES>
+__device__ void fw_rest_dpx_impl(unsigned* d, i64 stride, int kb) {
+    constexpr int WORDS = TILE / LANES;  // words in a row of a tile
+    constexpr int CELLS = WORDS / 4;     // cells across a tile
+    __shared__ __align__(16) unsigned a[TILE][TILE + 4];  // a[i][k]; rows padded, whole quads
+    __shared__ __align__(16) unsigned b[TILE][WORDS];     // b[k][word]
+    const int bi = blockIdx.y < kb ? blockIdx.y : blockIdx.y + 1;
+    const int bj = blockIdx.x < kb ? blockIdx.x : blockIdx.x + 1;
+    const int i0 = bi * TILE, w0 = bj * WORDS, k0 = kb * TILE;
+    const int ty = threadIdx.x / CELLS, tx = threadIdx.x % CELLS;
+    Quad<unsigned> acc[4];  // issued first: the global loads overlap the staging below
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+        acc[p] = load_quad(&d[(i64)(i0 + 4 * ty + p) * stride + w0 + 4 * tx]);
+    }
+    for (int e = threadIdx.x; e < TILE * CELLS; e += blockDim.x) {
+        const int i = e / CELLS, wq = 4 * (e % CELLS);
+        const Quad<unsigned> w = load_quad(&d[(i64)(i0 + i) * stride + k0 / LANES + wq]);
+        const Quad<unsigned> r = load_quad(&d[(i64)(k0 + i) * stride + w0 + wq]);
+        store_quad(&b[i][wq], r);
+        if constexpr (LANES == 1) {
+            store_quad(&a[i][wq], w);
+        } else {  // uint16 value v of a: v in both halves (v * 0x10001)
+            Quad<unsigned> lo, hi;
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+                lo.v[2 * q] = (w.v[q] & 0xffffu) * 0x10001u;
+                lo.v[2 * q + 1] = (w.v[q] >> 16) * 0x10001u;
+                hi.v[2 * q] = (w.v[q + 2] & 0xffffu) * 0x10001u;
+                hi.v[2 * q + 1] = (w.v[q + 2] >> 16) * 0x10001u;
+            }
+            store_quad(&a[i][2 * wq], lo);
+            store_quad(&a[i][2 * wq + 4], hi);
+        }
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int k = 0; k < TILE; k += 4) {
+        Quad<unsigned> ak[4];
+#pragma unroll
+        for (int p = 0; p < 4; ++p) ak[p] = load_quad(&a[4 * ty + p][k]);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            const Quad<unsigned> bk = load_quad(&b[k + kk][4 * tx]);
+#pragma unroll
+            for (int p = 0; p < 4; ++p)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    acc[p].v[q] = add_min<LANES>(ak[p].v[kk], bk.v[q], acc[p].v[q]);
+                }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+        store_quad(&d[(i64)(i0 + 4 * ty + p) * stride + w0 + 4 * tx], acc[p]);
+    }
+}
+
+// The float result of an integer matrix: out (n x n, contiguous) = d's top-left n x n (rows
+// `stride` values apart), INF read as `unreachable` (inf).
+template <typename I, typename F>
+__device__ void fw_finish_impl(const I* __restrict__ d, i64 stride, int n, int inf,
+                               F unreachable, F* __restrict__ out) {
+    const i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+    if (t >= (i64)n * n) return;
+    const i64 i = t / n;
+    const int v = d[i * stride + (t - i * n)];
+    out[t] = v == inf ? unreachable : (F)v;
+}
+
 // ---- weighted: batched Bellman-Ford --------------------------------------------------------------
 
 // w_dist is (n, sources): entry v * sources + s is the distance from source s to v. Thread
@@ -225,7 +326,8 @@ __device__ void bf_sweep_impl(const i64* __restrict__ indptr, const int* __restr
     }
 }
 
-#define APSP_KERNELS(T, suffix)                                                                \
+// Phases 1 and 2 of one matrix dtype.
+#define FW_CLOSURE_KERNELS(T, suffix)                                                          \
     extern "C" __global__ void __launch_bounds__(256) fw_diag_##suffix(T* d, i64 stride,      \
                                                                       int kb) {               \
         fw_diag_impl<T>(d, stride, kb);                                                       \
@@ -233,7 +335,11 @@ __device__ void bf_sweep_impl(const i64* __restrict__ indptr, const int* __restr
     extern "C" __global__ void __launch_bounds__(256) fw_panel_##suffix(T* d, i64 stride,     \
                                                                        int kb) {              \
         fw_panel_impl<T>(d, stride, kb);                                                      \
-    }                                                                                         \
+    }
+
+// Float distances: all three phases and Bellman-Ford.
+#define APSP_KERNELS(T, suffix)                                                                \
+    FW_CLOSURE_KERNELS(T, suffix)                                                              \
     extern "C" __global__ void __launch_bounds__(256) fw_rest_##suffix(T* d, i64 stride,      \
                                                                       int kb) {               \
         fw_rest_impl<T>(d, stride, kb);                                                       \
@@ -244,5 +350,26 @@ __device__ void bf_sweep_impl(const i64* __restrict__ indptr, const int* __restr
         bf_sweep_impl<T>(indptr, indices, weight, n, sources, w_dist, changed);               \
     }
 
+// Integer distances (I, LANES values to a word): phases 1 and 2 on values, phase 3 on words
+// (stride in words), and the float result (fw_finish_<I>_<F>).
+#define FW_INTEGER_KERNELS(I, suffix, LANES)                                                   \
+    FW_CLOSURE_KERNELS(I, suffix)                                                              \
+    extern "C" __global__ void __launch_bounds__(256 / LANES) fw_rest_##suffix(             \
+        unsigned* d, i64 stride, int kb) {                                                     \
+        fw_rest_dpx_impl<LANES>(d, stride, kb);                                                \
+    }                                                                                          \
+    extern "C" __global__ void fw_finish_##suffix##_float32(const I* d, i64 stride, int n,    \
+                                                            int inf, float unreachable,       \
+                                                            float* out) {                     \
+        fw_finish_impl<I, float>(d, stride, n, inf, unreachable, out);                         \
+    }                                                                                          \
+    extern "C" __global__ void fw_finish_##suffix##_float64(const I* d, i64 stride, int n,    \
+                                                            int inf, double unreachable,      \
+                                                            double* out) {                    \
+        fw_finish_impl<I, double>(d, stride, n, inf, unreachable, out);                        \
+    }
+
 APSP_KERNELS(float, float32)
 APSP_KERNELS(double, float64)
+FW_INTEGER_KERNELS(int, int32, 1)
+FW_INTEGER_KERNELS(unsigned short, uint16, 2)

@@ -84,10 +84,12 @@ def arc_rows(xp: Any, indptr: Any, indices: Any) -> Any:
 
 
 def initial_matrix(xp: Any, indptr: Any, indices: Any, weight: Any, n: int, p: Plan,
-                    size: int | None = None) -> Any:
-    """``size`` x ``size`` (default n) matrix: 0 diagonal, arc weights, inf elsewhere."""
+                    size: int | None = None, dtype: np.dtype | None = None,
+                    unreachable: float = math.inf) -> Any:
+    """``size`` x ``size`` (default n) matrix of ``dtype`` (default ``p.dtype``): 0 diagonal, arc
+    weights, ``unreachable`` elsewhere."""
     size = size or n
-    d = xp.full((size, size), xp.inf, dtype=p.dtype)
+    d = xp.full((size, size), unreachable, dtype=dtype or p.dtype)
     d[arc_rows(xp, indptr, indices), indices] = weight
     diagonal = xp.arange(size)
     d[diagonal, diagonal] = 0

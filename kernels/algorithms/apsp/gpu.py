@@ -3,6 +3,12 @@
 Kernels: ``apsp.cu`` (one instantiation per dtype) and, for hop counts, the shared bit-parallel
 BFS of :mod:`graphgpu.kernels.algorithms.common.bitset_bfs`; compiled once per process and device
 by :mod:`graphgpu.kernels.core.cuda`.
+
+Floyd-Warshall on integer weights (:func:`integer_kind`) runs on an integer matrix, phase 3 with
+Hopper's fused add-min (DPX): int32, or two uint16 distances to a 32-bit word (twice the updates
+per instruction) when every distance is provably below 0x7FFF. Entries saturate at the kind's
+"no path" value, so every distance below it is exact; the kinds are taken only where the float
+schedule (the CPU's) is exact too, so both backends return the same values.
 """
 
 from __future__ import annotations
@@ -25,6 +31,11 @@ CUDA_SOURCE = Path(__file__).with_name("apsp.cu")
 THREADS = 256
 #: Memory bound of the GPU's working sets (bit sets of a BFS batch, Bellman-Ford batch).
 BATCH_BYTES = 1 << 30
+#: Integer Floyd-Warshall matrices (``apsp.cu``), by dtype name: distances per 32-bit word, and
+#: the entry standing for "no path" (two of them add without overflow).
+INTEGER_KINDS = {"uint16": (2, 0x7FFF), "int32": (1, 2 ** 30 - 1)}
+#: Bellman-Ford sweeps the uint16 check may take (its bound needs a settled one-source run).
+ECCENTRICITY_SWEEPS = 64
 
 
 @cache
@@ -86,15 +97,68 @@ def bfs_sweep_device(dg: DeviceGraph, dist: Any | None, progress: ProgressFn
     return total, ecc
 
 
+def eccentricity(indptr: Any, indices: Any, weight: Any, n: int, p: Plan) -> float | None:
+    """Largest distance from node 0 (inf when a node is unreached) by in-place Bellman-Ford
+    sweeps; None when they have not settled within :data:`ECCENTRICITY_SWEEPS`."""
+    cp = cupy()
+    sweep = load_module(CUDA_SOURCE).get_function(f"apsp_bf_sweep_{p.dtype.name}")
+    dist = cp.full(n, cp.inf, dtype=p.dtype)
+    dist[0] = 0
+    changed = cp.zeros(1, cp.int32)
+    for _ in range(ECCENTRICITY_SWEEPS):
+        changed.fill(0)
+        sweep(grid_for(n, THREADS), (THREADS,),
+              (indptr, indices, weight, np.int32(n), np.int32(1), dist, changed))
+        if not int(changed.get()[0]):
+            return float(dist.max())
+    return None
+
+
+def integer_kind(indptr: Any, indices: Any, weight: Any, n: int, p: Plan) -> str | None:
+    """The integer matrix Floyd-Warshall runs on (a key of :data:`INTEGER_KINDS`), or None.
+
+    Integer weights only, with every distance below the kind's "no path" entry and exact in
+    ``p.dtype`` (below 2**24 in float32), so that the result is the float schedule's. A shortest
+    path has at most n - 1 edges: ``max weight * (n - 1)`` bounds every distance. uint16 also
+    takes graphs that bound fails on when node 0 reaches every node: then any distance is at
+    most ``d(i, 0) + d(0, j)``, twice node 0's eccentricity.
+    """
+    if n == 0:
+        return None
+    cp = cupy()
+    top = 0.0
+    if weight.shape[0]:
+        if not bool((weight == cp.floor(weight)).all()):
+            return None
+        top = float(weight.max())
+    longest = top * (n - 1)
+    exact = 2.0 ** (np.finfo(p.dtype).nmant + 1)
+    if longest >= min(exact, INTEGER_KINDS["int32"][1]):
+        return None
+    cap = INTEGER_KINDS["uint16"][1]
+    if longest < cap:
+        return "uint16"
+    ecc = eccentricity(indptr, indices, weight, n, p)
+    return "uint16" if ecc is not None and 2 * ecc < cap else "int32"
+
+
 def floyd_warshall_device(dg: DeviceGraph, weight: Any, p: Plan, progress: ProgressFn) -> Any:
-    """Blocked Floyd-Warshall on a matrix padded to whole tiles (padding: isolated nodes)."""
+    """Blocked Floyd-Warshall on a matrix padded to whole tiles (padding: isolated nodes), on
+    integers where :func:`integer_kind` allows."""
     cp = cupy()
     mod = load_module(CUDA_SOURCE)
     n = dg.n
     blocks = -(-n // TILE)
     size = blocks * TILE
-    d = initial_matrix(cp, dg.indptr, dg.indices, weight, n, p, size)
-    suffix = p.dtype.name
+    kind = integer_kind(dg.indptr, dg.indices, weight, n, p)
+    if kind is None:
+        lanes, suffix = 1, p.dtype.name
+        d = initial_matrix(cp, dg.indptr, dg.indices, weight, n, p, size)
+    else:
+        (lanes, unreachable), suffix = INTEGER_KINDS[kind], kind
+        clamped = cp.minimum(weight, unreachable).astype(kind)  # saturated like every entry
+        d = initial_matrix(cp, dg.indptr, dg.indices, clamped, n, p, size, dtype=np.dtype(kind),
+                           unreachable=unreachable)
     diag, rest = mod.get_function(f"fw_diag_{suffix}"), mod.get_function(f"fw_rest_{suffix}")
     panel = _panel_kernel(suffix, current_device())
     stride = np.int64(size)
@@ -104,9 +168,17 @@ def floyd_warshall_device(dg: DeviceGraph, weight: Any, p: Plan, progress: Progr
         diag((1,), (THREADS,), (d, stride, np.int32(kb)))
         if blocks > 1:
             panel((blocks - 1, 2), (THREADS,), (d, stride, np.int32(kb)),
-                  shared_mem=panel_smem(p.dtype))
-            rest((blocks - 1, blocks - 1), (THREADS,), (d, stride, np.int32(kb)))
-    return cp.ascontiguousarray(d[:n, :n])
+                  shared_mem=panel_smem(d.dtype))
+            # Integer phase 3 works on 32-bit words, `lanes` distances each.
+            rest((blocks - 1, blocks - 1), (THREADS // lanes,),
+                 (d, np.int64(size // lanes), np.int32(kb)))
+    if kind is None:
+        return cp.ascontiguousarray(d[:n, :n])
+    out = cp.empty((n, n), dtype=p.dtype)
+    mod.get_function(f"fw_finish_{kind}_{p.dtype.name}")(
+        grid_for(n * n, THREADS), (THREADS,),
+        (d, stride, np.int32(n), np.int32(unreachable), p.dtype.type(np.inf), out))
+    return out
 
 
 def bellman_ford_device(dg: DeviceGraph, weight: Any, p: Plan, progress: ProgressFn) -> Any:

@@ -217,3 +217,54 @@ def test_gpu_sweep_without_matrix() -> None:
     total, ecc = apsp_gpu_module.bfs_sweep_device(on_device(graph), None, no_progress)
     np.testing.assert_array_equal(total.get(), np.where(dist > 0, dist, 0).sum(axis=1))
     np.testing.assert_array_equal(ecc.get(), dist.max(axis=1))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_integer_kinds() -> None:
+    """Integer weights run on uint16 pairs or int32 (phase 3 on DPX) where every distance
+    provably fits and is exact in the dtype, else on floats; each kind equals the CPU."""
+    from graphgpu.kernels.core.device import on_device
+
+    dense = nx.gnp_random_graph(400, 0.05, seed=11)  # 7 blocks, the last partial; connected
+    m = dense.number_of_edges()
+    rng = np.random.default_rng(3)
+    path = nx.path_graph(300)
+    split = nx.disjoint_union(dense, nx.gnp_random_graph(90, 0.2, seed=2))
+    cases = [
+        (dense, rng.integers(0, 50, m), "float32", "uint16"),  # 49 * 399 < 0x7FFF
+        (dense, rng.integers(1, 100, m), "float32", "uint16"),  # by node 0's eccentricity
+        (split, rng.integers(1, 100, split.number_of_edges()), "float32", "int32"),  # no path
+        (path, np.full(299, 1000), "float32", "int32"),  # distances up to 299,000
+        (path, np.full(299, 100_000), "float32", None),  # up to 2.99e7: inexact in float32
+        (path, np.full(299, 100_000), "float64", "int32"),
+        (dense, rng.uniform(0.0, 1.0, m), "float64", None),  # not integers
+    ]
+    for g, weights, dtype, expected in cases:
+        graph = to_graph(g, weights.astype(float))
+        params = {"method": "floyd_warshall", "dtype": dtype}
+        p = plan(graph, ApspParams(**params))
+        dg = on_device(graph)
+        kind = apsp_gpu_module.integer_kind(dg.indptr, dg.indices, dg.weights.astype(p.dtype),
+                                            graph.n, p)
+        assert kind == expected, (graph.n, dtype)
+        for prune in ("off", "on"):
+            cpu, cpu_summary = run(graph, "cpu", prune=prune, **params)
+            gpu, gpu_summary = run(graph, "gpu", prune=prune, **params)
+            assert cpu_summary == gpu_summary
+            np.testing.assert_array_equal(cpu, gpu, err_msg=f"{kind} {dtype} prune={prune}")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_int32_equals_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    # uint16 refused everywhere ("no path" = 0), so every integer case runs on int32.
+    monkeypatch.setitem(apsp_gpu_module.INTEGER_KINDS, "uint16", (2, 0))
+    for name, g in SHAPES.items():
+        graph = to_graph(g, weight_sets(g.number_of_edges())["small_ints"])
+        for dtype in ("float32", "float64"):
+            for prune in ("off", "on"):
+                params = {"method": "floyd_warshall", "dtype": dtype, "prune": prune}
+                cpu, _ = run(graph, "cpu", **params)
+                gpu, _ = run(graph, "gpu", **params)
+                np.testing.assert_array_equal(cpu, gpu, err_msg=f"{name} {params}")
