@@ -39,12 +39,15 @@ from graphgpu.workers.context import WorkerContext, install
 log = logging.getLogger("graphgpu.worker")
 
 
-def warm_up(backend: Backend) -> None:
+def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> None:
     """Compile every algorithm's kernels (CUDA or Numba) and initialise CUDA before the first
-    job arrives, so that no job pays for them."""
+    job arrives, so that no job pays for them (``names``: only those algorithms, e.g. for a
+    benchmark's fresh process)."""
     ring = np.arange(64)
     graph, _ = build_graph(ring, np.roll(ring, 1))
     for algorithm in algorithms().values():
+        if names is not None and algorithm.name not in names:
+            continue
         # Every documented example (their node ids are small; together they reach every
         # kernel), else the first node for every node parameter.
         examples = algorithm.params_model.model_json_schema().get("examples") or [
@@ -55,6 +58,8 @@ def warm_up(backend: Backend) -> None:
             except ValidationError:
                 continue  # needs parameters we cannot guess; it compiles on first use
             algorithm.function(backend)(graph, params, no_progress)
+        if algorithm.warm_up is not None:
+            algorithm.warm_up(backend)
 
 
 class GraphWorker(SimpleWorker):

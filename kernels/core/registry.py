@@ -121,6 +121,14 @@ ShardFn = Callable[[Any], list[dict[str, Any]] | None]
 MergeFn = Callable[[Any, list[dict[str, Any] | None]], tuple[int, dict[str, Any]]]
 
 
+class Exchange(Protocol):
+    """Shares a shard's best answer with the other shards of its job while they run (the
+    migration between the islands of a distributed search): posts ``(objective, nodes)`` and
+    returns the latest one each other shard has posted (internal node ids)."""
+
+    def __call__(self, objective: int, nodes: np.ndarray) -> list[tuple[int, np.ndarray]]: ...
+
+
 @dataclass(frozen=True)
 class Algorithm:
     """A registered algorithm.
@@ -148,11 +156,18 @@ class Algorithm:
     merge : MergeFn or None
         Required with ``shards``; may raise :class:`~graphgpu.kernels.core.errors.KernelError` (the
         job fails).
+    migrates : bool
+        With ``shards``: when run as a shard, both functions are also given
+        ``exchange=`` (an :class:`Exchange` over the job's shards); run whole, nothing.
     directed : {"refuse", "symmetrise", "native"}
         What the algorithm does on a directed graph (:func:`graph_view`): ``native`` runs on it
         (out-CSR in ``indptr``/``indices``, in-CSR in ``in_*``); ``symmetrise`` runs on
         :meth:`Graph.undirected` (the job records ``graph_view: "symmetrised"``); ``refuse``
         (the API answers 422 naming ``directed``).
+    warm_up : callable or None
+        ``warm_up(backend)``, run by worker warm-up after the documented examples (which run on a
+        64-node ring): runs the kernels those do not reach (e.g. searches that need cliques), so
+        that no job compiles them.
     """
 
     name: str
@@ -165,7 +180,9 @@ class Algorithm:
     estimate: EstimateFn | None = None
     shards: ShardFn | None = None
     merge: MergeFn | None = None
+    migrates: bool = False
     directed: DirectedRule = "refuse"
+    warm_up: Callable[[Backend], None] | None = None
 
     def function(self, backend: Backend) -> AlgorithmFn:
         return self.cpu if backend == "cpu" else self.gpu

@@ -69,20 +69,21 @@ from graphgpu.kernels.algorithms.counting.cpu import cliques_cpu, connected_cpu,
 from graphgpu.kernels.algorithms.counting.esu import connected_walks, esu_scratch
 from graphgpu.kernels.algorithms.counting.gpu import cliques_gpu, connected_gpu, independent_gpu
 from graphgpu.kernels.algorithms.counting.plan import ENUMERATE_MAX_NODES, LOCAL_MAX_K
-from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import (
     Algorithm,
     AlgorithmFn,
     Backend,
     Estimate,
     EstimateFn,
+    no_progress,
     register_algorithm,
 )
 
 __all__ = ["ENUMERATE_MAX_NODES", "LOCAL_MAX_K", "MAX_K", "CountParams", "CountSummary",
            "IndependentParams", "cliques_cpu", "cliques_gpu", "connected_cpu", "connected_gpu",
            "estimate_cliques", "estimate_connected", "estimate_independent", "independent_cpu",
-           "independent_gpu"]
+           "independent_gpu", "warm_up_cliques"]
 
 #: Largest k (the depth of the GPU kernels' per-thread stacks).
 MAX_K = 64
@@ -226,12 +227,38 @@ def estimate_independent(graph: Graph, params: IndependentParams, backend: Backe
     return Estimate(seconds=seconds, detail=detail + " of the complement")
 
 
+#: Nodes of the triangle-free ring beside the warm-up's clique: enough that CuPy's passes over
+#: per-node arrays take their large-array kernels (multi-block scans, CUB reductions), which
+#: it compiles separately from the small-array ones.
+WARM_UP_RING = 1 << 15
+
+
+def warm_up_cliques(backend: Backend) -> None:
+    """Worker warm-up of ``count_cliques``: the search at every depth of the GPU's work-item
+    cutting (k = 3 to 3 + CLIQUE_DEPTH, with and without k_max) on a complete graph of 12 nodes
+    beside a ring of :data:`WARM_UP_RING` nodes.
+
+    The documented examples run on a ring of 64 nodes, which has no triangle: there the search
+    never gets past its first passes, and the kernels and CuPy passes of the cutting would be
+    compiled by a job's first call instead (seconds on a fresh worker).
+    """
+    src, dst = np.triu_indices(12, 1)
+    ring = np.arange(12, 12 + WARM_UP_RING)
+    graph, _ = build_graph(np.concatenate([src, ring]), np.concatenate([dst, np.roll(ring, 1)]))
+    run = cliques_gpu if backend == "gpu" else cliques_cpu
+    for k in range(3, 4 + gpu.CLIQUE_DEPTH):
+        for k_max in (False, True):
+            run(graph, CountParams(k=k, k_max=k_max), no_progress)
+
+
 def _declare(name: str, summary: str, params_model: type[CountParams], cpu: AlgorithmFn,
-             gpu: AlgorithmFn, estimate: EstimateFn) -> Algorithm:
+             gpu: AlgorithmFn, estimate: EstimateFn,
+             warm_up: Callable[[Backend], None] | None = None) -> Algorithm:
     # The three share their result model; each names its parameters, backends and estimate.
     return register_algorithm(Algorithm(name=name, summary=summary, params_model=params_model,
                                         result_model=CountSummary, cpu=cpu, gpu=gpu,
-                                        estimate=estimate, directed="symmetrise"))
+                                        estimate=estimate, directed="symmetrise",
+                                        warm_up=warm_up))
 
 
 _declare("count_connected_subgraphs",
@@ -239,7 +266,7 @@ _declare("count_connected_subgraphs",
          "size up to k).", CountParams, connected_cpu, connected_gpu, estimate_connected)
 _declare("count_cliques",
          "Exact number of k-cliques (degeneracy-ordered DAG, bitmap search; k_max: every size up "
-         "to k).", CountParams, cliques_cpu, cliques_gpu, estimate_cliques)
+         "to k).", CountParams, cliques_cpu, cliques_gpu, estimate_cliques, warm_up_cliques)
 _declare("count_independent_sets",
          "Exact number of independent sets of size k (local counts for k <= 4 on any graph, "
          "enumeration on graphs of <= 1,024 nodes).", IndependentParams, independent_cpu,

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -241,6 +245,12 @@ def test_progress_reports_and_cancellation() -> None:
             fn(graph, params, cancel)
 
 
+def test_warm_up_cliques_is_registered_and_runs() -> None:
+    algorithm = get_algorithm("count_cliques")
+    assert algorithm.warm_up is counting.warm_up_cliques
+    algorithm.warm_up("cpu")
+
+
 # ------------------------------------------------------------------------------------------------
 # GPU: the same counts as the CPU, exactly
 # ------------------------------------------------------------------------------------------------
@@ -284,6 +294,40 @@ def test_gpu_oeis_and_networkx() -> None:
     assert count("cliques", graph, 6, "gpu") == count("cliques", graph, 6)
     assert all_sizes("independent", graph, 4, "gpu") == all_sizes("independent", graph, 4)
     assert all_sizes("connected", graph, 4, "gpu") == all_sizes("connected", graph, 4)
+
+
+#: Run in a fresh process with an empty CuPy kernel cache: the worker's warm-up of
+#: count_cliques, then first calls of every k; prints the kernels those compiled.
+FIRST_CALLS = """
+import itertools, os, sys
+import networkx as nx
+from graphgpu.workers.__main__ import warm_up
+from graphgpu.kernels.algorithms.counting import CountParams, cliques_gpu
+from graphgpu.kernels.core.registry import no_progress
+from tests.support.graphs import from_nx
+
+warm_up("gpu", names=("count_cliques",))
+before = set(os.listdir(os.environ["CUPY_CACHE_DIR"]))
+g = nx.powerlaw_cluster_graph(3000, 10, 0.7, seed=5)
+g.add_edges_from(itertools.combinations(range(200, 240), 2))
+graph = from_nx(g)
+for k in range(3, 9):
+    for k_max in (False, True):
+        cliques_gpu(graph, CountParams(k=k, k_max=k_max), no_progress)
+print(sorted(set(os.listdir(os.environ["CUPY_CACHE_DIR"])) - before))
+"""
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_first_clique_calls_compile_nothing_after_warm_up(tmp_path) -> None:
+    repo = Path(__file__).resolve().parents[4]
+    path = os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", FIRST_CALLS], cwd=repo, capture_output=True,
+                          text=True, timeout=600, check=True,
+                          env={**os.environ, "CUPY_CACHE_DIR": str(tmp_path),
+                               "PYTHONPATH": path})
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
 
 
 @pytest.mark.gpu
