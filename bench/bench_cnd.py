@@ -19,9 +19,7 @@ wave), and ``search`` on CPU and GPU with each time limit, next to PyCNP's memet
 same limits. CPU searches and PyCNP run in parallel processes (one core each) while the GPU
 searches run one after another in the main process.
 
-Memetic (``--parts memetic``): ``method=memetic`` (CPU, seed 0) against PyCNP (seed 0) at the
-same budgets, side by side in parallel processes; ``--plan`` lists budgets and instances, e.g.
-``1:all;5:ER941,ER2344,WS1000,WS1500``. ``ratio`` = ours / PyCNP (below 1: ours is better).
+The memetic search against PyCNP at equal time is ``bench/bench_cnd_memetic.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import add_data_args, use_gpu  # noqa: E402
+from bench.common import add_data_args, pycnp_solve, use_gpu  # noqa: E402
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import (  # noqa: E402
     CndParams,
@@ -121,32 +119,17 @@ def _warm() -> None:
     graph, _ = generated("BA", 100)
     critical_nodes_cpu(graph, CndParams(k=5, method="search", starts=2, time_limit_s=0.05),
                        no_progress)
-    # The memetic search's own kernels too (a run ended by generations compiles all of them).
-    critical_nodes_cpu(graph, CndParams(k=5, method="memetic", time_limit_s=60, generations=2),
-                       no_progress)
 
 
 def cpu_job(data_dir: Path, row: dict[str, Any], limit: float, who: str) -> tuple:
     """One CPU quality run in a worker process: our search, or PyCNP."""
     graph = load_cnp(data_dir, row["file"])
     k = int(row["k"])
-    if who in ("search", "memetic"):
+    if who == "search":
         result = critical_nodes_cpu(graph, CndParams(k=k, method=who, starts=8,
                                                      time_limit_s=limit), no_progress)
         return row["name"], who, limit, result.summary["objective"]
-    from pycnp import Model
-    from pycnp.stop import MaxRuntime
-
-    model = Model()
-    for v in range(graph.n):
-        model.add_node(v)
-    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
-    for u, v in zip(src.tolist(), graph.indices.tolist(), strict=True):
-        if u < v:
-            model.add_edge(u, v)
-    result = model.solve(problem_type="CNP", budget=k, stopping_criterion=MaxRuntime(limit),
-                         seed=0, display=False, collect_stats=False)
-    return row["name"], who, limit, int(result.best_obj_value)
+    return row["name"], who, limit, pycnp_solve(graph, k, limit)[0]
 
 
 def have_pycnp() -> bool:
@@ -215,54 +198,6 @@ def quality(data_dir: Path, limits: list[float], gpu: bool, processes: int) -> s
                  + " | ".join(f"{within[c]}/{len(rows)}" for c in columns) + " |")
     text = "\n".join(["### Quality on the CNP instances (objective, gap to best known)", "",
                       *lines])
-    print(text)
-    return text
-
-
-def memetic_quality(data_dir: Path, plan: str, processes: int, gpu: bool) -> str:
-    """``method=memetic`` on the CPU (and the GPU, in the main process, when ``gpu``) vs PyCNP
-    at each budget of ``plan`` (see the module doc)."""
-    rows = {row["name"]: row for row in instances(data_dir)}
-    runs = []
-    for part in plan.split(";"):
-        limit, names = part.split(":")
-        chosen = list(rows) if names == "all" else names.split(",")
-        runs += [(float(limit), rows[name]) for name in chosen]
-    peers = ["memetic"] + (["pycnp"] if have_pycnp() else [])
-    context = multiprocessing.get_context("spawn")
-    results: dict[tuple[str, str, float], int] = {}
-    with ProcessPoolExecutor(processes, mp_context=context, initializer=_warm) as pool:
-        futures = [pool.submit(cpu_job, data_dir, row, limit, who)
-                   for limit, row in runs for who in peers]
-        for limit, row in runs if gpu else []:
-            summary = critical_nodes_gpu(load_cnp(data_dir, row["file"]), CndParams(
-                k=int(row["k"]), method="memetic", time_limit_s=limit), no_progress).summary
-            results[row["name"], "gpu", limit] = summary["objective"]
-            print(row["name"], "gpu", limit, summary["objective"], summary["generations"],
-                  flush=True)
-        for future in futures:
-            name, who, limit, objective = future.result()
-            results[name, who, limit] = objective
-            print(name, who, limit, objective, flush=True)
-    gpu_head = " ours (memetic, GPU) |" if gpu else ""
-    lines = [f"| instance | n | k | budget | ours (memetic, CPU) |{gpu_head} PyCNP | ratio | "
-             "best known |", "|---|---|---|---|---|---|---|---|" + ("---|" if gpu else "")]
-    for limit, row in runs:
-        ours = results[row["name"], "memetic", limit]
-        peer = results.get((row["name"], "pycnp", limit))
-        best = int(row["best_known_objective"])
-        ratio = f"{ours / peer:.3f}" if peer else "—"
-        on_gpu = ""
-        if gpu:
-            value = results[row["name"], "gpu", limit]
-            on_gpu = f" {value:,} ({100.0 * (value - best) / best:+.1f}%) |"
-        lines.append(f"| {row['name']} | {row['n']} | {row['k']} | {limit:g} s | "
-                     f"{ours:,} ({100.0 * (ours - best) / best:+.1f}%) |{on_gpu} "
-                     f"{'—' if peer is None else f'{peer:,}'} | {ratio} | {best:,} |")
-    lines.append("")
-    lines.append("ratio = ours (CPU) / PyCNP: below 1, ours is better.")
-    text = "\n".join(["### Memetic search vs PyCNP on the CNP instances (objective, gap to best "
-                      "known)", "", *lines])
     print(text)
     return text
 
@@ -351,8 +286,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limits", default="1,10", help="search time limits, seconds")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--processes", type=int, default=12, help="CPU quality runs at once")
-    parser.add_argument("--plan", default="1:all;5:ER941,ER2344,WS1000,WS1500",
-                        help="memetic: budget:instances;...")
     parser.add_argument("--workers", type=int, default=2, help="distributed: CPU workers")
     parser.add_argument("--starts", type=int, default=8, help="distributed: greedy starts")
     add_data_args(parser)
@@ -377,11 +310,6 @@ def main(argv: list[str] | None = None) -> int:
             data_dir = ROOT.parent / "shared" / "data"
         limits = [float(x) for x in args.limits.split(",")]
         texts.append(quality(data_dir, limits, gpu, args.processes))
-    if "memetic" in parts:
-        data_dir = args.data_dir
-        if not (data_dir / "cnp").is_dir():
-            data_dir = ROOT.parent / "shared" / "data"
-        texts.append(memetic_quality(data_dir, args.plan, args.processes, gpu))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n\n".join(texts) + "\n")

@@ -69,3 +69,24 @@ def rmat_csr_on_gpu(scale: int) -> tuple[Any, Any]:
     indices = (arcs % n).astype(cp.int32)
     del arcs
     return indptr.get(), indices.get()
+
+
+def pycnp_solve(graph: Any, k: int, seconds: float, seed: int = 0) -> tuple[int, float]:
+    """PyCNP's memetic search (the CNP peer, ``pip install pycnp``) on a :class:`Graph`: its
+    objective and wall seconds (the model is built before the clock starts; PyCNP does not
+    always stop at its budget)."""
+    import numpy as np
+    from pycnp import Model
+    from pycnp.stop import MaxRuntime
+
+    model = Model()
+    for v in range(graph.n):
+        model.add_node(v)
+    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    for u, v in zip(src.tolist(), graph.indices.tolist(), strict=True):
+        if u < v:
+            model.add_edge(u, v)
+    start = time.perf_counter()
+    result = model.solve(problem_type="CNP", budget=k, stopping_criterion=MaxRuntime(seconds),
+                         seed=seed, display=False, collect_stats=False)
+    return int(result.best_obj_value), time.perf_counter() - start

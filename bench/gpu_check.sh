@@ -24,6 +24,7 @@ BENCHES=(
     "bench/bench_apsp.py apsp.md"
     "bench/bench_counting.py counting.md"
     "bench/bench_cnd.py cnd.md"
+    "bench/bench_cnd_memetic.py cnd_memetic.md --plan 1,5:cnp --cpu-processes 8 --gpu-processes 2"
     "bench/bench_peers.py peers.md"
 )
 

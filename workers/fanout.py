@@ -15,6 +15,8 @@ can ask to run as independent pieces. The worker that takes such a job calls :fu
 
 Meanwhile the parent stays ``running``, out of the running set and without a worker: its
 worker is free for other jobs (shards included) and the lost-worker monitor leaves it alone.
+Shards of an algorithm that ``migrates`` share their bests while they run through one Redis hash
+of the parent (:class:`IslandExchange`), so a shard on any host sees the others' answers.
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from typing import Any
 
 import numpy as np
 from rq import Queue
-from rq.job import Dependency
+from rq.job import Dependency, Job
 from rq.serializers import JSONSerializer
 
 from graphgpu.kernels.core import protocol
@@ -39,9 +40,22 @@ from graphgpu.workers.context import WorkerContext, current_context
 log = logging.getLogger("graphgpu.fanout")
 
 
+def shard_ids(parent: str, count: int) -> list[str]:
+    """The shard job ids of ``parent``: fixed by the parent and the index, so that a parent that
+    runs again (its worker lost before it handed the job over) finds the shards it made."""
+    return [f"{parent}-shard{index}" for index in range(count)]
+
+
 def start(ctx: WorkerContext, record: dict[str, Any], shards: list[dict[str, Any]]
           ) -> list[str]:
     """Queue the shard jobs of ``record`` and its reduce job; returns the shard ids.
+
+    Idempotent: run again for the same parent (its worker was lost between the steps below and
+    the monitor queued it again), it makes only the shard records that are missing and queues
+    only the shards still ``queued`` that RQ does not hold, and the reduce job only if RQ has
+    none; a shard that ran or finished is never run again. The steps: shard records and the
+    parent's list of them; the RQ jobs; last, the parent leaves the running set (from then on
+    the monitor leaves it to the reduce job).
 
     Parameters
     ----------
@@ -54,10 +68,13 @@ def start(ctx: WorkerContext, record: dict[str, Any], shards: list[dict[str, Any
     """
     settings, redis = ctx.settings, ctx.redis
     parent = record["id"]
-    ids = [uuid.uuid4().hex for _ in shards]
+    ids = shard_ids(parent, len(shards))
     now = time.time()
+    made = [records.read(redis, settings, shard_id) for shard_id in ids]
     pipe = redis.pipeline()
     for index, (shard_id, params) in enumerate(zip(ids, shards, strict=True)):
+        if made[index] is not None:
+            continue
         shard = {
             "id": shard_id, "kind": "algorithm", "algorithm": record["algorithm"],
             "graph_id": record["graph_id"], "params": params,
@@ -70,26 +87,58 @@ def start(ctx: WorkerContext, record: dict[str, Any], shards: list[dict[str, Any
                   mapping={k: json.dumps(v) for k, v in shard.items()})
         if record.get("graph_id"):
             pipe.sadd(protocol.graph_jobs_key(settings, record["graph_id"]), shard_id)
-    key = protocol.job_key(settings, parent)
-    pipe.hset(key, mapping={k: json.dumps(v) for k, v in {
+    pipe.hset(protocol.job_key(settings, parent), mapping={k: json.dumps(v) for k, v in {
         "shards": ids,
         "progress": {"fraction": 0.0, "message": f"waiting for {len(ids)} shards"},
     }.items()})
-    pipe.hdel(key, "worker")
-    pipe.srem(protocol.running_key(settings), parent)
     pipe.execute()
     queue = Queue(settings.queue_name(record["backend_requested"]), connection=redis,
                   serializer=JSONSerializer)
-    for shard_id in ids:
-        queue.enqueue(protocol.TASK, shard_id, job_id=shard_id,
+    queued = 0
+    for shard_id, before in zip(ids, made, strict=True):
+        if (before is None or before.get("status") == "queued") and not Job.exists(
+                shard_id, connection=redis):
+            queue.enqueue(protocol.TASK, shard_id, job_id=shard_id,
+                          job_timeout=settings.max_job_seconds, result_ttl=600,
+                          failure_ttl=settings.result_ttl)
+            queued += 1
+    reduce_id = f"{parent}-reduce"
+    if not Job.exists(reduce_id, connection=redis):
+        queue.enqueue(protocol.REDUCE_TASK, parent, ids, job_id=reduce_id,
+                      depends_on=Dependency(jobs=ids, allow_failure=True),
                       job_timeout=settings.max_job_seconds, result_ttl=600,
                       failure_ttl=settings.result_ttl)
-    queue.enqueue(protocol.REDUCE_TASK, parent, ids, job_id=f"{parent}-reduce",
-                  depends_on=Dependency(jobs=ids, allow_failure=True),
-                  job_timeout=settings.max_job_seconds, result_ttl=600,
-                  failure_ttl=settings.result_ttl)
-    log.info("job %s fanned out to %d shards", parent, len(ids))
+    pipe = redis.pipeline()
+    pipe.hdel(protocol.job_key(settings, parent), "worker")
+    pipe.srem(protocol.running_key(settings), parent)
+    pipe.execute()
+    log.info("job %s fanned out to %d shards (%d queued now)", parent, len(ids), queued)
     return ids
+
+
+class IslandExchange:
+    """The :class:`~graphgpu.kernels.core.registry.Exchange` of one shard: its best goes to the
+    parent's :func:`~graphgpu.kernels.core.protocol.islands_key` hash under its index, and every
+    other shard's latest comes back (one round trip)."""
+
+    def __init__(self, ctx: WorkerContext, record: dict[str, Any]) -> None:
+        self.redis, self.ttl = ctx.redis, int(ctx.settings.result_ttl)
+        self.key = protocol.islands_key(ctx.settings, record["parent"])
+        self.field = str(record["shard"]).encode()
+
+    def __call__(self, objective: int, nodes: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        payload = np.concatenate([[objective], nodes]).astype(np.int64).tobytes()
+        pipe = self.redis.pipeline()
+        pipe.hset(self.key, self.field, payload)
+        pipe.expire(self.key, self.ttl)
+        pipe.hgetall(self.key)
+        posted = pipe.execute()[-1]
+        arrivals = []
+        for field, raw in sorted(posted.items()):
+            if field != self.field:
+                values = np.frombuffer(raw, np.int64)
+                arrivals.append((int(values[0]), values[1:].copy()))
+        return arrivals
 
 
 def _shard_outcomes(ctx: WorkerContext, ids: list[str]
@@ -153,6 +202,7 @@ def reduce(parent: str, ids: list[str]) -> None:
         log.exception("reduce of job %s crashed", parent)
         status, fields = "failed", {"error": {"code": "internal_error",
                                               "message": f"{type(exc).__name__}: {exc}"}}
+    ctx.redis.delete(protocol.islands_key(ctx.settings, parent))
     timings = record.get("timings") or {}
     timings["total_ms"] = (time.time() - record["created_at"]) * 1e3
     records.finish(ctx.redis, ctx.settings, parent, status, fields={**fields,

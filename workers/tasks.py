@@ -65,7 +65,11 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
         device.on_device(graph)
     timings["load_ms"] = (time.perf_counter() - start) * 1e3
     start = time.perf_counter()
-    result = algorithm.function(backend)(graph, params, progress)
+    run = algorithm.function(backend)
+    if algorithm.migrates and "parent" in record:  # a shard: it may trade answers with the rest
+        result = run(graph, params, progress, exchange=fanout.IslandExchange(ctx, record))
+    else:
+        result = run(graph, params, progress)
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
     summary = algorithm.result_model.model_validate(result.summary).model_dump(mode="json")
     arrays = {"node_id": np.asarray(graph.node_ids)}

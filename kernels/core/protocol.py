@@ -62,6 +62,12 @@ def workers_key(settings: Settings) -> str:
     return settings.key("workers")
 
 
+def islands_key(settings: Settings, job_id: str) -> str:
+    """Hash of the answers the shards of ``job_id`` share while they run (field: the shard's
+    index; value: int64 objective then the node ids), deleted when the job is reduced."""
+    return settings.key("job", job_id, "islands")
+
+
 def job_done_channel(settings: Settings, job_id: str) -> str:
     """Pub/sub channel on which a job's final status is published as it is recorded, so that
     long-polls (``GET /v1/jobs/{id}?wait=S``) answer at once instead of polling."""

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from redis import Redis
+from rq import Queue
+from rq.job import Job
+from rq.serializers import JSONSerializer
 
 from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu, shard_params
+from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.registry import no_progress
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.workers import fanout, records
+from graphgpu.workers.context import WorkerContext
 from tests.conftest import Stack, wait_until
 
 GRAPH = nx.barabasi_albert_graph(1500, 2, seed=8)
@@ -126,6 +136,65 @@ def test_canceling_the_job_cancels_its_shards(two_workers) -> None:
     assert states.count("canceled") >= 2 and "failed" not in states
     in_use = {m.decode() for m in stack.redis.smembers(f"{stack.prefix}:graph:{graph_id}:jobs")}
     assert not in_use & {job_id, *shards}  # none of them holds the graph any more
+
+
+def test_memetic_islands_trade_their_bests_through_redis(two_workers) -> None:
+    stack, graph_id = two_workers
+    params = {"method": "distributed", "shard_method": "memetic", "shards": 2, "k": 60,
+              "seed": 3, "time_limit_s": 3}
+    response = stack.submit(graph_id, "critical_nodes", params)
+    assert response.status_code == 202, response.text
+    job_id = response.json()["id"]
+    islands = f"{stack.prefix}:job:{job_id}:islands"
+    # Both islands, each on its own worker, post their bests to the parent's hash while they run.
+    posted = wait_until(lambda: (lambda h: h if len(h) == 2 else None)(
+        stack.redis.hgetall(islands)), timeout=30, every=0.02)
+    assert sorted(posted) == [b"0", b"1"]
+    for raw in posted.values():
+        values = np.frombuffer(raw, np.int64)
+        assert values.shape[0] == 1 + 60 and np.unique(values[1:]).shape[0] == 60
+    job = stack.wait_job(job_id, timeout=120)
+    assert job["status"] == "succeeded", job
+    summary = stack.http.get(job["result_url"]).json()["summary"]
+    assert summary["shards_ok"] == 2 and summary["migrants"] >= 0
+    assert len({s["worker"] for s in record(stack, job_id)["shards"]}) == 2
+    assert not stack.redis.exists(islands)  # the reduce job cleared it
+
+
+def test_a_parent_run_again_reuses_its_shards(redis_url: str, tmp_path: Path) -> None:
+    """The parent's worker is lost after it made the shards but before it handed the job over:
+    the monitor queues the parent again, and its second run redoes nothing that exists."""
+    settings = Settings(redis_url=redis_url, data_dir=tmp_path,
+                        redis_prefix=f"f{uuid.uuid4().hex[:8]}")
+    redis = Redis.from_url(redis_url)
+    ctx = WorkerContext(settings=settings, redis=redis, graphs=None, name="w1",  # type: ignore[arg-type]
+                        backend="cpu", device="cpu")
+    parent = uuid.uuid4().hex
+    record_ = {"id": parent, "kind": "algorithm", "algorithm": "critical_nodes",
+               "graph_id": "g1", "params": PARAMS, "backend_requested": "cpu",
+               "status": "running", "worker": "w1", "created_at": 0.0}
+    key = protocol.job_key(settings, parent)
+    redis.hset(key, mapping={k: json.dumps(v) for k, v in record_.items()})
+    redis.sadd(protocol.running_key(settings), parent)
+    shards = shard_params(CndParams(**PARAMS))
+    assert shards is not None
+    ids = fanout.start(ctx, record_, shards)
+    queue = Queue(settings.queue_name("cpu"), connection=redis, serializer=JSONSerializer)
+    assert queue.get_job_ids() == ids
+    # Shard 0 ran and succeeded, shard 1 is running, shard 2's RQ job is gone (as if the crash
+    # came between the records and the queue), shard 3 is still queued.
+    for index, status in ((0, "succeeded"), (1, "running"), (2, "queued")):
+        queue.remove(ids[index])
+        redis.hset(protocol.job_key(settings, ids[index]), "status", json.dumps(status))
+    Job.fetch(ids[2], connection=redis, serializer=JSONSerializer).delete()
+    assert fanout.start(ctx, record_, shards) == ids
+    assert queue.get_job_ids() == [ids[3], ids[2]]  # only the lost one is queued again
+    assert [records.read(redis, settings, i)["status"] for i in ids] == [
+        "succeeded", "running", "queued", "queued"]
+    assert queue.deferred_job_registry.get_job_ids() == [f"{parent}-reduce"]  # one reduce job
+    assert not redis.sismember(protocol.running_key(settings), parent)
+    assert json.loads(redis.hget(key, "shards")) == ids and not redis.hexists(key, "worker")
+    redis.close()
 
 
 def test_k_must_leave_a_node_at_submit(stack: Stack) -> None:

@@ -21,7 +21,9 @@ project's seeds):
   range of seeds each, on any worker) and a reduce job keeps the best; see
   :func:`shard_params` and :func:`merge_results` (the queue side is ``workers/fanout.py``).
   With ``shard_method="memetic"`` each shard is a memetic island instead (its own seed, the
-  whole time limit; no migration between islands) and the best island wins.
+  whole time limit) and the best island wins; the islands trade their bests through Redis
+  while they run (every ``MIGRATION_SHARE`` of the time limit, see ``memetic.py``), so a
+  better set found on one worker joins every other island's population.
 * ``search`` (past the paper): from the best of ``starts`` greedy runs (on the CPU, or a
   greedy removal by exact articulation gains when that is better), swap moves under
   ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
@@ -136,7 +138,7 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     takes its time limit (it starts from no CND* run)."""
     check_k(graph, params)
     if is_memetic(params):
-        chains = cnd_gpu.MEMETIC_BATCH if backend == "gpu" else 0
+        chains = cnd_gpu.memetic_chains(graph.n, params.k) if backend == "gpu" else 0
         return Estimate(seconds=params.time_limit_s, result_bytes=graph.n + 8 * params.k,
                         device_bytes=chains * cnd_gpu.chain_bytes(graph.n, params.k)
                         + graph.nbytes(),
@@ -169,5 +171,6 @@ CRITICAL_NODES = register_algorithm(Algorithm(
     estimate=estimate,
     shards=shard_params,
     merge=merge_results,
+    migrates=True,
     directed="symmetrise",
 ))

@@ -26,7 +26,7 @@ from graphgpu.kernels.algorithms.critical_nodes.result import (
 )
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, Exchange, ProgressFn
 
 __all__ = ["cnd_star", "critical_nodes_cpu", "greedy_cpu", "greedy_mis", "search_cpu",
            "CpuImprover"]
@@ -134,7 +134,8 @@ def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray
     return sets
 
 
-def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn) -> AlgorithmResult:
+def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn,
+                       exchange: Exchange | None = None) -> AlgorithmResult:
     """Critical nodes on the CPU (Numba).
 
     Parameters
@@ -143,6 +144,9 @@ def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn) ->
     params : CndParams
     progress : ProgressFn
         Called between starts, batches of swap moves and new memetic bests; may raise to cancel.
+    exchange : Exchange or None
+        A memetic island's link to the other islands of its distributed job (the worker
+        passes it to shards); None: the run stands alone.
 
     Returns
     -------
@@ -159,7 +163,7 @@ def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn) ->
         objective, start, mask = greedy_cpu(graph, params.k, seeds, progress, share)
         return objective, start, np.flatnonzero(mask), None
 
-    return solve(graph, params, progress, "cpu",
+    return solve(graph, params, progress, "cpu", exchange=exchange,
                  improver=lambda: CpuImprover(graph, params.k, params.seed),
                  batch_of=lambda improve: 1,
                  memetic_starts=lambda batch: cnd_starts(graph, params.k, params.seed,

@@ -22,7 +22,7 @@ from graphgpu.kernels.algorithms.critical_nodes.result import (
     seeds_for,
 )
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, Backend, ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
 
 #: ``starts(seeds, share)`` -> (objective, index of the best start, removed node ids, the state
 #: the search continues from).
@@ -36,7 +36,7 @@ SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
 def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backend,
           improver: Callable[[], Any], batch_of: Callable[[Any], int],
           memetic_starts: Callable[[int], list[np.ndarray]], starts: StartsFn,
-          search: SearchFn) -> AlgorithmResult:
+          search: SearchFn, exchange: Exchange | None = None) -> AlgorithmResult:
     """Run ``critical_nodes`` with one backend's pieces.
 
     Parameters
@@ -55,6 +55,8 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
         The greedy starts (share: the part of the progress bar they fill).
     search : SearchFn
         The swap search (method ``search`` only).
+    exchange : Exchange or None
+        A memetic island's link to its sibling islands (memetic methods only).
 
     Returns
     -------
@@ -72,7 +74,7 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
         improve = improver()
         batch = batch_of(improve)
         out = memetic(graph, params.k, params.seed, improve, batch, started, deadline, progress,
-                      params.generations, lambda: memetic_starts(batch))
+                      params.generations, lambda: memetic_starts(batch), exchange)
         progress(1.0, f"critical_nodes: objective {out.objective}")
         return make_result(graph, params, out.removed, out.objective, backend=backend,
                            **out.summary_fields(params.seed))

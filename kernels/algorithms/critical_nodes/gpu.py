@@ -24,13 +24,14 @@ from graphgpu.kernels.algorithms.critical_nodes.result import (
     GPU_SPEEDUP,
     MAX_LISTED,
     MEMETIC_START_SHARE,
+    RANDOM_MOVE,
     cnd_seconds,
     patience_for,
 )
 from graphgpu.kernels.core import cuda
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, Exchange, ProgressFn
 
 #: The greedy multistart and the swap search (shared device code in critical_nodes.cuh).
 MULTISTART_SOURCE = Path(__file__).with_name("multistart.cu")
@@ -175,7 +176,7 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     while time.perf_counter() < deadline and best > 0:
         tick = time.perf_counter()
         kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
-            *args, np.int32(batch), np.int32(patience)))
+            *args, np.int32(batch), np.int32(patience), np.int32(0)))
         now_best = int(ctl[:, CTL_BEST].min().get())  # also waits for the launch
         now = time.perf_counter()
         if now_best < best:
@@ -193,20 +194,30 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     return removed, int(objectives[chain]), found, iterations, timeline[:MAX_LISTED]
 
 
-#: Children a memetic generation improves on the GPU at once (one warp each), at most.
+#: Children a memetic generation improves on the GPU at once, at most.
 MEMETIC_BATCH = 128
 
 
+def memetic_chains(n: int, k: int, sms: int = DEFAULT_SMS) -> int:
+    """Swap-search chains (one warp each) the memetic improvement runs at once: as many as the
+    multiprocessors hold (``CHAINS_PER_SM`` each) and the pool allows."""
+    return max(1, min(CHAINS_PER_SM * sms, POOL_BYTES // chain_bytes(n, k)))
+
+
 class GpuImprover:
-    """The memetic search's improvement step on the GPU: a batch of k-sets, a chain each."""
+    """The memetic search's improvement step on the GPU: a batch of k-sets, each improved by
+    ``replicas`` chains at once (their own random streams; the best of them is the child's
+    outcome). A chain is latency bound (one lane walks the component), so the GPU's many
+    resident warps go to more tries per child rather than to waiting."""
 
     def __init__(self, graph: Graph, k: int, seed: int) -> None:
         n = graph.n
         self.graph, self.k, self.seed, self.calls = graph, k, seed, 0
         self.stride = chain_bytes(n, k)
-        self.batch = max(1, min(MEMETIC_BATCH, CHAINS_PER_SM * cuda.sm_count(),
-                                POOL_BYTES // self.stride))
-        self.pool = cupy().empty(self.batch * self.stride, dtype=cupy().uint8)
+        chains = memetic_chains(n, k, cuda.sm_count())
+        self.batch = min(MEMETIC_BATCH, chains)
+        self.replicas = max(1, chains // self.batch)
+        self.pool = cupy().empty(self.batch * self.replicas * self.stride, dtype=cupy().uint8)
         self.patience = patience_for(k)
         self.moves = 0  # made so far, all chains (the summary's iterations)
         self.tick: Callable[[], Any] = lambda: None  # called between launches (cancel checks)
@@ -216,10 +227,12 @@ class GpuImprover:
         cp = cupy()
         kernels = cuda.kernels(SEARCH_SOURCE, SEARCH_KERNELS)
         dg = on_device(self.graph)
-        n, k, chains = self.graph.n, self.k, len(sets)
-        flags = np.zeros((chains, n), np.uint8)
+        n, k, replicas = self.graph.n, self.k, self.replicas
+        chains = len(sets) * replicas
+        flags = np.zeros((len(sets), n), np.uint8)
         for i, nodes in enumerate(sets):
             flags[i, nodes] = 1
+        flags = np.repeat(flags, replicas, axis=0)  # chain c improves set c // replicas
         grid = cuda.grid_for(chains * 32, SEARCH_THREADS)
         args = (dg.indptr, dg.indices, np.int32(n), np.int32(k), np.int32(chains), self.pool,
                 np.uint64(self.stride))
@@ -236,7 +249,7 @@ class GpuImprover:
             tick = time.perf_counter()
             step = min(batch, moves - done)
             kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
-                *args, np.int32(step), np.int32(self.patience)))
+                *args, np.int32(step), np.int32(self.patience), np.int32(RANDOM_MOVE)))
             cp.cuda.get_current_stream().synchronize()
             done += step
             # Launches of ~20 ms: the deadline and cancel checks stay prompt.
@@ -247,7 +260,10 @@ class GpuImprover:
         objectives = rows[:, :64].copy().view(cp.int64)[:, CTL_BEST].get()
         offset = _best_offset(n, k)
         best = rows[:, offset:offset + 4 * k].copy().view(cp.int32).get().astype(np.int64)
-        return [(int(objectives[i]), best[i]) for i in range(chains)]
+        # Each set's best chain (the first of equals, so the seed fixes the choice).
+        winners = [i * replicas + int(np.argmin(objectives[i * replicas:(i + 1) * replicas]))
+                   for i in range(len(sets))]
+        return [(int(objectives[c]), best[c]) for c in winners]
 
 
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float, count: int) -> list[np.ndarray]:
@@ -264,7 +280,8 @@ def cnd_starts(graph: Graph, k: int, seed: int, limit: float, count: int) -> lis
             if starts.objectives[b] < INT64_MAX]
 
 
-def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn) -> AlgorithmResult:
+def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
+                       exchange: Exchange | None = None) -> AlgorithmResult:
     """Critical nodes on the GPU (CuPy); greedy and multistart return the CPU's sets exactly.
 
     Parameters
@@ -274,6 +291,8 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn) ->
     progress : ProgressFn
         Called between waves of starts, launches of swap moves and new memetic bests; may raise
         to cancel.
+    exchange : Exchange or None
+        As :func:`graphgpu.kernels.algorithms.critical_nodes.cpu.critical_nodes_cpu`.
 
     Returns
     -------
@@ -289,7 +308,7 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn) ->
         found = multistart(graph, params.k, seeds, progress, share)
         return found.objective, found.start, np.flatnonzero(found.removed), found
 
-    return solve(graph, params, progress, "gpu",
+    return solve(graph, params, progress, "gpu", exchange=exchange,
                  improver=lambda: GpuImprover(graph, params.k, params.seed),
                  batch_of=lambda improve: improve.batch,
                  memetic_starts=lambda batch: cnd_starts(graph, params.k, params.seed,

@@ -15,14 +15,20 @@ crossover) with reduce-solve-combine restarts:
   exact articulation gains (:func:`greedy_fill`, the gain of a component is cached until the
   component changes); where that would take more than ``FILL_SHARE`` of the time limit (large
   k on large graphs), several nodes per walk (:func:`fill_round`).
-* The improvement runs swap moves until ``patience_for(k)`` moves bring no new best; one
-  removal in ``RANDOM_MOVE`` (see :mod:`~graphgpu.kernels.algorithms.critical_nodes.search`)
-  takes a random node of the component instead of its best cut.
+* The improvement runs swap moves until ``patience_for(k)`` moves bring no new best; on both
+  backends one removal in ``RANDOM_MOVE`` (see
+  :mod:`~graphgpu.kernels.algorithms.critical_nodes.result`) takes a random node of the
+  component instead of its best cut.
 * After ``STALL_GENERATIONS`` generations without a new best, a restart keeps the best member,
   fixes the nodes most of the population agrees on (reduce), completes them with random and
   greedy choices and improves the new members (solve), and breeds them with the best (combine).
 
-Deterministic per seed when the run ends by ``generations`` rather than by the time limit.
+* Islands (``exchange``, the shards of a distributed run): every ``MIGRATION_SHARE`` of the
+  time limit, between generations, the best set goes out and the other islands' bests come in;
+  each arrival's objective is recomputed here, and it joins the population as a child would.
+
+Deterministic per seed when the run ends by ``generations`` rather than by the time limit (and
+stands alone: arrivals from other islands depend on their timing).
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
 from graphgpu.kernels.algorithms.critical_nodes.result import NS_PER_SCAN
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import Exchange, ProgressFn
 
 #: Generations without a new best before a reduce-solve-combine restart.
 STALL_GENERATIONS = 30
@@ -58,6 +64,12 @@ STALL_GENERATIONS = 30
 RANDOM_SHARE = 0.25
 #: Share of the population that must delete a node for a restart to keep it (the reduce step).
 FIX_SHARE = 0.75
+#: Weight of the objective against the likeness to the rest when a child enters the population.
+QUALITY_WEIGHT = 0.6
+#: Islands trade their bests every this share of the time limit (and at most every
+#: ``MIGRATION_MIN_S``: one Redis round trip each).
+MIGRATION_SHARE = 0.05
+MIGRATION_MIN_S = 0.2
 #: Seconds between progress reports when no new best comes (cancel checks).
 BEAT_S = 0.2
 #: Share of the time limit one greedy completion may take (large k on large graphs: batches).
@@ -169,6 +181,11 @@ def fill_round(indptr, indices, k, nd, batch, ctl, deleted, label, size, free, d
     return nd
 
 
+def ranks(values: np.ndarray) -> np.ndarray:
+    """0 for the smallest value, 1 for the next, ... (ties in order)."""
+    return np.argsort(np.argsort(values, kind="stable"), kind="stable").astype(float)
+
+
 class Filler:
     """Completes partial k-sets greedily (:func:`greedy_fill`) in time-checked batches."""
 
@@ -254,13 +271,15 @@ class Outcome:
     iterations: int = 0
     generations: int = 0
     restarts: int = 0
+    migrants: int = 0
     timeline: list[list[float]] = field(default_factory=list)
 
     def summary_fields(self, seed: int) -> dict:
         """The run's fields of the result summary (``seed``: the run's)."""
         return {"best_seed": seed, "best_start": 0, "starts_run": 0, "time_to_best_s": self.found,
                 "iterations": self.iterations, "generations": self.generations,
-                "restarts": self.restarts, "timeline": self.timeline}
+                "restarts": self.restarts, "migrants": self.migrants,
+                "timeline": self.timeline}
 
 
 class Memetic:
@@ -268,9 +287,11 @@ class Memetic:
 
     def __init__(self, graph: Graph, k: int, seed: int, improve: Improver, batch: int,
                  started: float, deadline: float, progress: ProgressFn,
-                 starts: Starts | None = None) -> None:
+                 starts: Starts | None = None, exchange: Exchange | None = None) -> None:
         self.graph, self.k, self.improve, self.batch = graph, k, improve, batch
-        self.starts = starts
+        self.starts, self.exchange = starts, exchange
+        self.migration_s = max(MIGRATION_MIN_S, MIGRATION_SHARE * (deadline - started))
+        self.next_migration = started + self.migration_s
         self.started, self.deadline, self.progress = started, deadline, progress
         self.rng = np.random.default_rng(seed)
         self.filler = Filler(graph, k, seed, deadline - started)
@@ -348,14 +369,44 @@ class Memetic:
             backbone = np.delete(backbone, self.rng.integers(backbone.shape[0]))
         return self.filler.complete(backbone, self.deadline)
 
-    def admit(self, objective: int, nodes: np.ndarray) -> None:
-        """The child replaces the worst member when it is better and not already there."""
+    def admit(self, objective: int, nodes: np.ndarray) -> bool:
+        """Pool update by quality and distance (the rank-based update of the CNP memetic
+        searches): with the child in, the member that ranks worst by ``QUALITY_WEIGHT`` times
+        its objective's rank plus the rest times its likeness to its nearest other member
+        leaves, never the best. True: the child stayed."""
         nodes = np.sort(nodes)
         if any(o == objective and np.array_equal(m, nodes) for o, m in self.members):
+            return False
+        pool = [*self.members, (objective, nodes)]
+        shared = np.array([[np.intersect1d(a, b, assume_unique=True).shape[0] for _, b in pool]
+                           for _, a in pool])
+        np.fill_diagonal(shared, -1)
+        quality = np.array([o for o, _ in pool])
+        score = (QUALITY_WEIGHT * ranks(quality)
+                 + (1.0 - QUALITY_WEIGHT) * ranks(shared.max(axis=1)))
+        score[int(np.argmin(quality))] = -1.0  # the best stays
+        leaves = int(np.argmax(score))
+        if leaves == len(self.members):
+            return False
+        self.members[leaves] = (objective, nodes)
+        return True
+
+    def migrate(self) -> None:
+        """Send the best set to the other islands and let theirs in (objectives recomputed:
+        what arrives is checked, not trusted)."""
+        now = time.perf_counter()
+        if self.exchange is None or now < self.next_migration:
             return
-        worst = max(range(len(self.members)), key=lambda i: (self.members[i][0], i))
-        if objective < self.members[worst][0]:
-            self.members[worst] = (objective, nodes)
+        self.next_migration = now + self.migration_s
+        n, k = self.graph.n, self.k
+        for _, nodes in self.exchange(self.best[0], self.best[1]):
+            nodes = np.asarray(nodes, np.int64)
+            if (nodes.shape[0] != k or nodes.min(initial=0) < 0 or nodes.max(initial=0) >= n
+                    or np.unique(nodes).shape[0] != k):
+                continue
+            objective = self.filler.evaluate(nodes)
+            self.offer(objective, nodes)
+            self.out.migrants += self.admit(objective, nodes)
 
     def restart(self) -> None:
         """Reduce-solve-combine: keep the best, fix what most members share, rebuild the rest."""
@@ -395,6 +446,7 @@ class Memetic:
             self.heartbeat()
             for objective, nodes in self.improved(children):
                 self.admit(objective, nodes)
+            self.migrate()
             self.out.generations += 1
             stall = 0 if self.best[0] < before else stall + 1
             if stall >= STALL_GENERATIONS:
@@ -409,7 +461,7 @@ class Memetic:
 
 def memetic(graph: Graph, k: int, seed: int, improve: Improver, batch: int, started: float,
             deadline: float, progress: ProgressFn, generations: int | None = None,
-            starts: Starts | None = None) -> Outcome:
+            starts: Starts | None = None, exchange: Exchange | None = None) -> Outcome:
     """Run the memetic search until ``deadline`` (or ``generations`` generations).
 
     Parameters
@@ -432,10 +484,12 @@ def memetic(graph: Graph, k: int, seed: int, improve: Improver, batch: int, star
         Stop after this many generations (None: at the deadline).
     starts : Starts or None
         More first members (the backend's CND* starts), after the greedy removal.
+    exchange : Exchange or None
+        The island's link to the other islands of a distributed run.
 
     Returns
     -------
     Outcome
     """
     return Memetic(graph, k, seed, improve, batch, started, deadline, progress,
-                   starts).run(generations)
+                   starts, exchange).run(generations)

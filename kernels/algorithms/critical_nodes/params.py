@@ -67,6 +67,9 @@ class CndSummary(BaseModel):
                              json_schema_extra=VOLATILE)
     restarts: int = Field(0, description="memetic: reduce-solve-combine restarts.",
                           json_schema_extra=VOLATILE)
+    migrants: int = Field(0, description="memetic islands: sets received from other islands "
+                                         "that entered this island's population.",
+                          json_schema_extra=VOLATILE)
     timeline: list[list[float]] = Field(
         default_factory=list, description="search, memetic: [seconds, objective] at each new "
                                           "best.", json_schema_extra=VOLATILE)

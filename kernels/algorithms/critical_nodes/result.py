@@ -27,6 +27,10 @@ NS_PER_SCAN = 6.0
 GPU_SPEEDUP = 4.0
 #: Share of a memetic run's time limit its CND* starts may take (by the estimate above).
 MEMETIC_START_SHARE = 0.2
+#: In the memetic improvement (both backends), one removal in this many takes a random node of
+#: the component instead of its best cut (diversification, as the random choices of the CNP
+#: memetic searches); the plain swap search (``method=search``) makes none.
+RANDOM_MOVE = 4
 
 
 def check_k(graph: Graph, params: CndParams) -> None:

@@ -203,7 +203,8 @@ extern "C" __global__ void cnd_search_init(
 
 extern "C" __global__ void cnd_search_run(
     const long long* __restrict__ indptr, const int* __restrict__ indices, int n, int k,
-    int chains, char* pool, unsigned long long stride, int iterations, int patience) {
+    int chains, char* pool, unsigned long long stride, int iterations, int patience,
+    int random_move) {
     const int c = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (c >= chains) return;  // whole warps: chains are counted in warps
@@ -263,6 +264,15 @@ extern "C" __global__ void cnd_search_run(
         }
         warp_argmin(left, tie, v);
         if (v == BIG_NODE) v = root;
+        if (random_move > 0) {
+            // Diversification, as the CPU's memetic improvement: one removal in random_move
+            // takes a random non-tabu member of the component instead of its best cut.
+            const unsigned long long roll = next_rand(rng), pick = next_rand(rng);
+            if (roll % (unsigned long long)random_move == 0) {
+                const int w = ch.queue[pick % (unsigned long long)members];
+                if (ch.tabu[w] <= it) v = w;
+            }
+        }
         __syncwarp();
         if (lane == 0) {
             delete_node(indptr, indices, ch, v);

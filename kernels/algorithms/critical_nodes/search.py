@@ -29,10 +29,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     rand_below,
     restore_node,
 )
-
-#: In the memetic improvement, one removal in this many takes a random node of the component
-#: instead of its best cut (diversification, as the random choices of the CNP memetic searches).
-RANDOM_MOVE = 4
+from graphgpu.kernels.algorithms.critical_nodes.result import RANDOM_MOVE
 
 
 @numba.njit(cache=True, nogil=True)

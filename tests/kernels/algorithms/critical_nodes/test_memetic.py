@@ -16,7 +16,8 @@ from graphgpu.kernels.algorithms.critical_nodes import (
     merge_results,
     shard_params,
 )
-from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
+from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
+from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, Memetic, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
@@ -219,6 +220,36 @@ def test_distributed_memetic_islands() -> None:
     assert whole.summary["method"] == "distributed"
     assert whole.summary["objective"] == summaries[0]["objective"]
     assert estimate(graph, params, "cpu").seconds == 30
+
+
+def test_island_arrivals_are_checked_and_join_the_population() -> None:
+    g = nx.barabasi_albert_graph(300, 2, seed=5)
+    graph, k = from_nx(g), 10
+    hubs = np.argsort(-np.diff(graph.indptr), kind="stable")[:k].astype(np.int64)
+    poor = np.arange(k, dtype=np.int64)  # low-degree early nodes: a poor set
+    sent: list[tuple[int, list[int]]] = []
+
+    def exchange(objective: int, nodes: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        sent.append((objective, sorted(nodes.tolist())))
+        return [(0, hubs[:-1]),                                  # too few nodes
+                (0, np.concatenate([hubs[:-1], hubs[:1]])),      # a node twice
+                (0, np.concatenate([hubs[:-1], [graph.n]])),     # not a node
+                (0, hubs)]                                       # valid; its claim is a lie
+
+    started = time.perf_counter()
+    island = Memetic(graph, k, 0, CpuImprover(graph, k, 0), 1, started, started + 60,
+                     no_progress, exchange=exchange)
+    island.offer(pairs_left(g, set(poor.tolist())), poor)
+    island.members = [island.best, (island.best[0] + 1, np.arange(1, k + 1))]
+    island.next_migration = 0.0
+    island.migrate()
+    truth = pairs_left(g, set(hubs.tolist()))
+    assert sent == [(pairs_left(g, set(poor.tolist())), poor.tolist())]
+    assert island.best[0] == truth < sent[0][0]  # recomputed, not the claimed 0
+    assert island.out.migrants == 1
+    assert any(o == truth and m.tolist() == sorted(hubs.tolist()) for o, m in island.members)
+    island.migrate()  # not due again until MIGRATION_SHARE of the limit has passed
+    assert len(sent) == 1
 
 
 # ------------------------------------------------------------------------------------------------
