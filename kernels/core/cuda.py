@@ -49,8 +49,15 @@ def load_module(source: Path, options: tuple[str, ...] = ()) -> Any:
 
 
 def kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Several kernels of one module by name."""
-    module = load_module(source, options)
+    """Several kernels of one module by name, looked up once per device (a per-call lookup
+    costs microseconds that a small graph's whole BFS does not have). Treat it as read-only."""
+    return _kernels(Path(source), tuple(names), tuple(options), current_device())
+
+
+@cache
+def _kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...],
+             device_id: int) -> dict[str, Any]:
+    module = _compiled(source, options, device_id)
     return {name: module.get_function(name) for name in names}
 
 

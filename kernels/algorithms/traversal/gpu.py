@@ -8,7 +8,6 @@ one persistent launch, read back once) and the component count.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from graphgpu.kernels.algorithms.traversal.gpu_components import (
     DeviceComponents,
     components_device,
 )
-from graphgpu.kernels.core.cuda import current_device, grid_for, kernels, lanes_per_row, sm_count
+from graphgpu.kernels.core.cuda import grid_for, kernels, lanes_per_row, sm_count
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -71,12 +70,6 @@ def persist_blocks(arcs: int) -> int:
     return max(1, min(sm_count(), -(-arcs // PERSIST_ARCS_PER_BLOCK)))
 
 
-@cache
-def _bfs_kernels(device_id: int) -> dict[str, Any]:
-    del device_id  # part of the key: a module is loaded per device
-    return kernels(CUDA_SOURCE, BFS_KERNELS)
-
-
 def _core_graph(indptr: Any, indices: Any, n: int) -> DeviceGraph:
     """A pruned core's CSR as a :class:`DeviceGraph` (no weights)."""
     return DeviceGraph(indptr, indices, None, n, int(indices.shape[0]) // 2)
@@ -122,7 +115,7 @@ def _search(dg: DeviceGraph, sources: Any, source: int, progress: ProgressFn
             ) -> tuple[Any, Any]:
     """:func:`bfs_levels_parents` from device ``sources``, or when None from ``source`` alone."""
     cp = cupy()
-    k = _bfs_kernels(current_device())
+    k = kernels(CUDA_SOURCE, BFS_KERNELS)
     n = dg.n
     i32, i64 = np.int32, np.int64
     graph = (dg.indptr, dg.indices)
