@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import add_data_args, pycnp_solve, use_gpu  # noqa: E402
+from bench.common import add_data_args, pycnp_solve, use_gpu, write_out  # noqa: E402
 from bench.table import event_ms, print_table, wall_ms  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import (  # noqa: E402
     CndParams,
@@ -310,9 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             data_dir = ROOT.parent / "shared" / "data"
         limits = [float(x) for x in args.limits.split(",")]
         texts.append(quality(data_dir, limits, gpu, args.processes))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n\n".join(texts) + "\n")
+    write_out(args.out, "\n\n".join(texts))
     return 0
 
 

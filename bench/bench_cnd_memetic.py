@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import add_data_args, pycnp_solve, use_gpu  # noqa: E402
+from bench.common import add_data_args, pycnp_solve, use_gpu, write_out  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import (  # noqa: E402
     CndParams,
     critical_nodes_cpu,
@@ -215,9 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.cpu_processes} --gpu-processes {args.gpu_processes}` "
         f"({time.perf_counter() - started:.0f} s)", "", table(results, runs, gpu)])
     print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    write_out(args.out, text)
     return 0
 
 

@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import default_data_dir  # noqa: E402
+from bench.common import default_data_dir, write_out  # noqa: E402
 from bench.table import format_cell  # noqa: E402
 from graphgpu.kernels.algorithms.betweenness import (  # noqa: E402
     BetweennessParams,
@@ -156,9 +156,7 @@ def main() -> None:
     lines += ["| " + " | ".join(cell(r.get(c)) for c in COLUMNS) + " |" for r in rows]
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    write_out(args.out, text)
 
 
 if __name__ == "__main__":

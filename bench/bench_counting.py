@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import default_data_dir, use_gpu  # noqa: E402
+from bench.common import default_data_dir, use_gpu, write_out  # noqa: E402
 from bench.table import print_table  # noqa: E402
 from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
@@ -274,9 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             if phases:
                 texts.append(phase_table(phases, f"GPU clique phases (ms) — {device}"))
                 phases = []
-            if args.out:  # after every table, so that a cut-off run keeps what it measured
-                args.out.parent.mkdir(parents=True, exist_ok=True)
-                args.out.write_text("\n\n".join([*texts, counts_table(counts)]) + "\n")
+            # after every table, so that a cut-off run keeps what it measured
+            write_out(args.out, "\n\n".join([*texts, counts_table(counts)]))
     print(counts_table(counts))
     return 0
 

@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import TABLE_HELP, add_data_args, load_timed, use_gpu  # noqa: E402
+from bench.common import TABLE_HELP, add_data_args, load_timed, use_gpu, write_out  # noqa: E402
 from bench.table import event_ms, format_cell, markdown_table, timed_ms  # noqa: E402
 from graphgpu.kernels.algorithms.mis import MisParams, mis_cpu, mis_gpu  # noqa: E402
 from graphgpu.kernels.algorithms.mis.cpu import CpuEngine  # noqa: E402
@@ -229,9 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_graph(name, graph, args.repeat, gpu)
     title = f"Maximal independent set — {device}, CPU {device_name('cpu')}, {date.today()}"
     text = table(rows, title)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    write_out(args.out, text)
     return 0
 
 

@@ -55,7 +55,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-from bench.common import TABLE_HELP, default_data_dir, load_timed, rmat_csr_on_gpu  # noqa: E402
+from bench.common import TABLE_HELP, default_data_dir, load_timed, rmat_csr_on_gpu, write_out  # noqa: E402
 from bench.table import event_ms, format_cell, table_lines  # noqa: E402
 from graphgpu.kernels.core.device import device_name, gpu_available, on_device  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
@@ -350,9 +350,7 @@ def main(argv: list[str] | None = None) -> int:
                  for b in bfs_lines if b["graph"] == "rmat24"]
         title = "Ours against the peers" + (f" — {args.label}" if args.label else "")
         text = table(rows, title, header, notes)
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(text + "\n")
+        write_out(args.out, text)
         return text
 
     graph_sections = [s for s in sections if s in ("mis", "cc", "bfs")]

@@ -31,6 +31,14 @@ def add_data_args(parser: argparse.ArgumentParser, out_help: str | None = TABLES
         parser.add_argument("--no-gpu", action="store_true", help=no_gpu_help)
 
 
+def write_out(path: Path | None, text: str) -> None:
+    """Write a benchmark's tables to ``--out`` (when given), its folder made as needed, ending
+    with one newline."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.rstrip("\n") + "\n")
+
+
 def use_gpu(args: argparse.Namespace) -> bool:
     """Whether the GPU rows run: a device is there and ``--no-gpu`` was not given."""
     from graphgpu.kernels.core.device import gpu_available
