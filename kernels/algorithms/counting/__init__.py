@@ -42,9 +42,11 @@ totals 128-bit (64-bit per-thread partials flushed before they would wrap).
 ``k_max=true`` returns every size 1..k in ``counts`` (the connected and clique searches produce
 them anyway; for independent sets the empty set is not included). Estimates take the heaviest 32
 and 64 random roots (edge items for connected sets), size each one's search tree with Knuth's
-random-path estimator (unbiased, heavy-tailed) and extrapolate, plus the orientation and bitmap
-work, at rates measured on the H100 machine; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are
-refused before they are queued (422 ``job_too_long``, the estimate in the error).
+random-path estimator (unbiased, heavy-tailed) and extrapolate, held between bounds that grow
+with what is counted (at least the search of a clique found greedily, at most the subsets of the
+roots' out-neighbours), plus the orientation and bitmap work, at rates measured on the H100
+machine; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are refused before they are queued (422
+``job_too_long``, the estimate in the error).
 
 Modules: :mod:`~graphgpu.kernels.algorithms.counting.params` (the models),
 :mod:`~graphgpu.kernels.algorithms.counting.estimate` (the estimates and the warm-up),
