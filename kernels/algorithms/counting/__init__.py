@@ -70,19 +70,19 @@ from graphgpu.kernels.core.registry import Algorithm, register_algorithm
 
 # The three share their result model and are symmetrised; each names its parameters, backends
 # and estimate.
-register_algorithm(Algorithm(
+COUNT_CONNECTED_SUBGRAPHS = register_algorithm(Algorithm(
     name="count_connected_subgraphs", params_model=CountParams, result_model=CountSummary,
     cpu=cpu.connected_cpu, gpu=gpu.connected_gpu, estimate=estimate.estimate_connected,
     directed="symmetrise",
     summary="Exact number of vertex sets of size k inducing a connected subgraph (ESU; k_max: "
             "every size up to k)."))
-register_algorithm(Algorithm(
+COUNT_CLIQUES = register_algorithm(Algorithm(
     name="count_cliques", params_model=CountParams, result_model=CountSummary,
     cpu=cpu.cliques_cpu, gpu=gpu.cliques_gpu, estimate=estimate.estimate_cliques,
     warm_up=estimate.warm_up_cliques, directed="symmetrise",
     summary="Exact number of k-cliques (degeneracy-ordered DAG, bitmap search; k_max: every size "
             "up to k)."))
-register_algorithm(Algorithm(
+COUNT_INDEPENDENT_SETS = register_algorithm(Algorithm(
     name="count_independent_sets", params_model=IndependentParams, result_model=CountSummary,
     cpu=cpu.independent_cpu, gpu=gpu.independent_gpu, estimate=estimate.estimate_independent,
     directed="symmetrise",
