@@ -52,8 +52,9 @@ HEAVY_SAMPLES, RANDOM_SAMPLES = 32, 64
 #: Random walks per estimate (Knuth's estimator), spread over the sampled roots, 16 each at least:
 #: its error is heavy-tailed on skewed trees, and a walk costs microseconds.
 WALKS = 32_768
-#: Roots (the heaviest) the greedy clique of the lower bound may start from.
-GREEDY_ROOTS = 256
+#: Roots (the heaviest) the greedy clique of the lower bound may start from, and the adjacency
+#: and bitmap words it may read (milliseconds; the first root's search always completes).
+GREEDY_ROOTS, GREEDY_WORDS = 256, 4_000_000
 
 
 def sampled_nodes(weights: np.ndarray, search: Callable[[int, int, int], float]
@@ -77,12 +78,13 @@ def sampled_nodes(weights: np.ndarray, search: Callable[[int, int, int], float]
 
 
 def clique_found(dptr: np.ndarray, dadj: np.ndarray, scratch: tuple | None = None) -> int:
-    """Size of a clique of the DAG ``(dptr, dadj)``, found greedily from its
-    :data:`GREEDY_ROOTS` heaviest roots (:func:`~graphgpu.kernels.algorithms.counting.cliques.
-    greedy_clique`); ``scratch``: :func:`clique_scratch`'s arrays, made here when not given."""
+    """Size of a clique of the DAG ``(dptr, dadj)``, found greedily
+    (:func:`graphgpu.kernels.algorithms.counting.cliques.greedy_clique`) from its
+    :data:`GREEDY_ROOTS` heaviest roots within :data:`GREEDY_WORDS`; ``scratch``:
+    :func:`clique_scratch`'s arrays, made here when not given."""
     pos, rows, cand = clique_scratch(dptr, 1) if scratch is None else scratch
     order = np.argsort(-np.diff(dptr), kind="stable")[:GREEDY_ROOTS]
-    return int(greedy_clique(dptr, dadj, order, pos, rows, cand))
+    return int(greedy_clique(dptr, dadj, order, GREEDY_WORDS, pos, rows, cand))
 
 
 def subsets_bound(outdeg: np.ndarray, kmax: int) -> float:
