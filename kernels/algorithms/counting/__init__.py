@@ -50,7 +50,7 @@ machine; jobs over ``GRAPHGPU_MAX_JOB_SECONDS`` are refused before they are queu
 
 Modules: :mod:`~graphgpu.kernels.algorithms.counting.params` (the models),
 :mod:`~graphgpu.kernels.algorithms.counting.estimate` (the estimates and the warm-up),
-:mod:`~graphgpu.kernels.algorithms.counting.plan` (the runs, written once for both backends),
+:mod:`~graphgpu.kernels.algorithms.counting.driver` (the runs, written once for both backends),
 :mod:`~graphgpu.kernels.algorithms.counting.cliques` and
 :mod:`~graphgpu.kernels.algorithms.counting.esu` (the host searches: the CPU's counts, the GPU's
 work items, the estimates), :mod:`~graphgpu.kernels.algorithms.counting.cpu` and

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import comb
 
 from graphgpu.kernels.algorithms.common import dag
-from graphgpu.kernels.algorithms.counting import cpu, gpu, plan
+from graphgpu.kernels.algorithms.counting import cpu, driver, gpu
 from graphgpu.kernels.algorithms.counting.cliques import (
     clique_scratch,
     clique_walks,
@@ -158,7 +158,7 @@ def estimate_independent(graph: Graph, params: IndependentParams, backend: Backe
                          ) -> Estimate:
     """Cost of ``count_independent_sets``: local regime O(sum of squared degrees) (the per-edge
     triangle merges); enumeration regime like :func:`estimate_cliques` on the complement."""
-    if plan.regime(graph, params) == "local":
+    if driver.regime(graph, params) == "local":
         deg = np.diff(graph.indptr).astype(np.float64)
         work = float((deg * deg).sum()) + graph.m
         seconds = work * SECONDS_PER_LOCAL_READ + graph.m * SECONDS_PER_EDGE

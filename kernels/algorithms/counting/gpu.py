@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.common import dag
-from graphgpu.kernels.algorithms.counting import plan
+from graphgpu.kernels.algorithms.counting import driver
 from graphgpu.kernels.algorithms.counting.esu import connected_items
 from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
@@ -273,7 +273,7 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
                                        scratch, np.int64(cap), counter, acc))
 
     _batched(nitems, launch, progress, f"connected subgraphs: items of size {depth + 1}")
-    host = plan.wide_totals(lo, hi)
+    host = driver.wide_totals(lo, hi)
     return {s: c + host[s] for s, c in device_totals(acc, range(3, kmax + 1)).items()}
 
 
@@ -308,24 +308,24 @@ def four_cycles(ptr: np.ndarray, adj: np.ndarray, split: np.ndarray) -> int:
 
 
 #: The GPU's pieces of the shared runs (CuPy is imported when a run first needs it).
-OPS = plan.Ops(array_module=cupy, clique_dag=clique_dag, dag_counts=dag_counts,
+OPS = driver.Ops(array_module=cupy, clique_dag=clique_dag, dag_counts=dag_counts,
                connected_counts=connected_counts, arc_triangles=arc_triangles,
                four_cycles=four_cycles)
 
 
-def cliques_gpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn) -> AlgorithmResult:
+def cliques_gpu(graph: Graph, params: driver.SizeParams, progress: ProgressFn) -> AlgorithmResult:
     """``count_cliques`` on the GPU (a warp per work item); the CPU's answer, exactly."""
-    return plan.run_cliques(graph, params, progress, OPS)
+    return driver.run_cliques(graph, params, progress, OPS)
 
 
-def connected_gpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn
+def connected_gpu(graph: Graph, params: driver.SizeParams, progress: ProgressFn
                   ) -> AlgorithmResult:
     """``count_connected_subgraphs`` on the GPU (a thread per search-node item)."""
-    return plan.run_connected(graph, params, progress, OPS)
+    return driver.run_connected(graph, params, progress, OPS)
 
 
-def independent_gpu(graph: Graph, params: plan.RegimeParams, progress: ProgressFn
+def independent_gpu(graph: Graph, params: driver.RegimeParams, progress: ProgressFn
                     ) -> AlgorithmResult:
     """``count_independent_sets`` on the GPU: every local count on the device, or the clique
     kernels on the complement."""
-    return plan.run_independent(graph, params, progress, OPS)
+    return driver.run_independent(graph, params, progress, OPS)

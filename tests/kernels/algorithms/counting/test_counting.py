@@ -21,7 +21,7 @@ import pytest
 from pydantic import ValidationError
 
 from graphgpu.kernels.algorithms.common.dag import oriented
-from graphgpu.kernels.algorithms.counting import cliques, esu, plan
+from graphgpu.kernels.algorithms.counting import cliques, driver, esu
 from graphgpu.kernels.algorithms.counting.cpu import cliques_cpu, connected_cpu, independent_cpu
 from graphgpu.kernels.algorithms.counting.estimate import (
     clique_found,
@@ -184,8 +184,8 @@ def test_counts_beyond_64_bits() -> None:
     lo, hi = np.zeros(3, np.int64), np.zeros(3, np.int64)
     x = (1 << 62) - 5
     for _ in range(1000):
-        plan.add_wide(lo, hi, 1, x)
-    assert plan.wide_totals(lo, hi)[1] == 1000 * x
+        driver.add_wide(lo, hi, 1, x)
+    assert driver.wide_totals(lo, hi)[1] == 1000 * x
 
 
 def test_regimes_and_parameter_errors() -> None:
@@ -195,7 +195,7 @@ def test_regimes_and_parameter_errors() -> None:
     with pytest.raises(InvalidInput) as info:
         count("independent", small, 5, method="local")
     assert info.value.field == "k"
-    big = from_nx(nx.path_graph(plan.ENUMERATE_MAX_NODES + 1))
+    big = from_nx(nx.path_graph(driver.ENUMERATE_MAX_NODES + 1))
     with pytest.raises(InvalidInput) as info:
         count("independent", big, 5)
     assert info.value.field == "k"
@@ -441,7 +441,7 @@ def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int
                     u == x or u in adj[x] for x in members[:-1])]
             members.append(ext[path[q]])
         visit(path[depth] + 1)
-    host = plan.wide_totals(lo, hi)
+    host = driver.wide_totals(lo, hi)
     return {s: found[s] + host[s] for s in range(3, kmax + 1)}
 
 
@@ -500,7 +500,7 @@ def test_degree_dag_orients_every_edge_once_upwards(monkeypatch) -> None:
         # The CPU search on this DAG counts what it counts on its own (degeneracy) DAG.
         lo, hi = np.zeros(9, np.int64), np.zeros(9, np.int64)
         cliques.clique_roots(dptr, dadj, np.arange(graph.n), 7, 3, lo, hi)
-        assert plan.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
+        assert driver.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
     # Past the kernels' out-degree limit the GPU takes the degeneracy DAG.
     graph = from_nx(nx.complete_graph(6))
     monkeypatch.setattr(counting_gpu, "MAX_OUT_DEGREE", 4)
