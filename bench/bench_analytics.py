@@ -47,7 +47,9 @@ from bench.common import TABLE_HELP, add_data_args, use_gpu  # noqa: E402, I001
 from bench.table import format_cell, once_ms, table_lines, timed_ms  # noqa: E402
 from graphgpu.kernels.algorithms.kcore import CoreParams, core_number_cpu, core_number_gpu  # noqa: E402
 from graphgpu.kernels.algorithms.pagerank import PagerankParams, pagerank_cpu, pagerank_gpu  # noqa: E402
-from graphgpu.kernels.algorithms.scc import SccParams, scc_cpu, scc_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.scc import SccParams  # noqa: E402
+from graphgpu.kernels.algorithms.scc.cpu import scc as scc_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.scc.gpu import scc as scc_gpu  # noqa: E402
 from graphgpu.kernels.algorithms.triangles import (  # noqa: E402
     TrianglesParams,
     triangles_cpu,

@@ -29,11 +29,9 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.common import default_data_dir, write_out  # noqa: E402
 from bench.table import format_cell  # noqa: E402
-from graphgpu.kernels.algorithms.betweenness import (  # noqa: E402
-    BetweennessParams,
-    betweenness_cpu,
-    betweenness_gpu,
-)
+from graphgpu.kernels.algorithms.betweenness import BetweennessParams  # noqa: E402
+from graphgpu.kernels.algorithms.betweenness.cpu import betweenness as betweenness_cpu  # noqa: E402
+from graphgpu.kernels.algorithms.betweenness.gpu import betweenness as betweenness_gpu  # noqa: E402
 from graphgpu.kernels.algorithms.communities import (  # noqa: E402
     CommunityParams,
     leiden_cpu,

@@ -1,9 +1,9 @@
 """The one CUDA loader: compile a family's ``.cu`` once per device and options, and launch helpers.
 
-Every GPU backend gets its kernels here (``load_module(CUDA_SOURCE).get_function(name)``), so a
-source is compiled by NVRTC for the current device's architecture once per process and reused
-across jobs; worker warm-up calls the families' examples, which fills this cache before the first
-job arrives.
+Every GPU backend gets its kernels here, by name: ``kernels(CUDA_SOURCE, NAMES)[name]``, so a
+source is compiled by NVRTC for the current device's architecture once per process, and its
+functions are looked up once per device, and both are reused across jobs; worker warm-up calls
+the families' examples, which fills these caches before the first job arrives.
 """
 
 from __future__ import annotations
@@ -35,22 +35,26 @@ def _compiled(source: Path, options: tuple[str, ...], device_id: int) -> Any:
                             options=(*BASE_OPTIONS, f"-I{source.parent}", *options))
 
 
-def load_module(source: Path, options: tuple[str, ...] = ()) -> Any:
-    """The compiled module of ``source`` (a CuPy ``RawModule``), built once per device.
+def kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Kernels of one module by name (CuPy ``RawKernel``), looked up once per device: a per-call
+    lookup costs microseconds that a small graph's whole BFS does not have.
 
     Parameters
     ----------
     source : Path
         The family's ``.cu`` file.
+    names : tuple of str
+        Its ``extern "C"`` kernels a caller needs (a module keeps one tuple of all of them, so
+        that every call hits one cache entry).
     options : tuple of str
         Extra NVRTC options (``-D`` constants), part of the cache key.
+
+    Returns
+    -------
+    dict
+        Name -> kernel. Treat it as read-only (setting a kernel attribute such as
+        ``max_dynamic_shared_size_bytes`` to the value every launch needs is fine).
     """
-    return _compiled(Path(source), tuple(options), current_device())
-
-
-def kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Several kernels of one module by name, looked up once per device (a per-call lookup
-    costs microseconds that a small graph's whole BFS does not have). Treat it as read-only."""
     return _kernels(Path(source), tuple(names), tuple(options), current_device())
 
 

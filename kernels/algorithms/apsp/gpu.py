@@ -13,7 +13,6 @@ schedule (the CPU's) is exact too, so both backends return the same values.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import numpy as np
 from graphgpu.kernels.algorithms.apsp import driver
 from graphgpu.kernels.algorithms.apsp.driver import TILE, Plan, initial_matrix
 from graphgpu.kernels.algorithms.common import bitset_bfs
-from graphgpu.kernels.core.cuda import current_device, grid_for, load_module
+from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -36,15 +35,14 @@ BATCH_BYTES = 1 << 30
 INTEGER_KINDS = {"uint16": (2, 0x7FFF), "int32": (1, 2 ** 30 - 1)}
 #: Bellman-Ford sweeps the uint16 check may take (its bound needs a settled one-source run).
 ECCENTRICITY_SWEEPS = 64
-
-
-@cache
-def _panel_kernel(suffix: str, device_id: int) -> Any:
-    """Floyd-Warshall phase 2, allowed its two blocks of dynamic shared memory (per device)."""
-    del device_id  # part of the key: the module, and so the kernel, belong to one device
-    kernel = load_module(CUDA_SOURCE).get_function(f"fw_panel_{suffix}")
-    kernel.max_dynamic_shared_size_bytes = panel_smem(np.dtype(suffix))
-    return kernel
+#: The kernels of ``apsp.cu``: Floyd-Warshall's phases per matrix dtype, Bellman-Ford per float
+#: dtype, the integer matrices' conversion to each float dtype, and the BFS level reduction.
+FLOATS = ("float32", "float64")
+NAMES = ("apsp_bfs_level",
+         *(f"fw_{phase}_{kind}" for phase in ("diag", "panel", "rest")
+           for kind in (*FLOATS, *INTEGER_KINDS)),
+         *(f"apsp_bf_sweep_{dtype}" for dtype in FLOATS),
+         *(f"fw_finish_{kind}_{dtype}" for kind in INTEGER_KINDS for dtype in FLOATS))
 
 
 def panel_smem(dtype: np.dtype) -> int:
@@ -73,7 +71,7 @@ def bfs_sweep_device(dg: DeviceGraph, dist: Any | None, progress: ProgressFn
         Per node, its largest finite distance (zeros when ``dist`` is given).
     """
     cp = cupy()
-    level_kernel = load_module(CUDA_SOURCE).get_function("apsp_bfs_level")
+    level_kernel = kernels(CUDA_SOURCE, NAMES)["apsp_bfs_level"]
     n = dg.n
     i32 = np.int32
     total, ecc = cp.zeros(n, cp.int64), cp.zeros(n, cp.int32)
@@ -101,7 +99,7 @@ def eccentricity(indptr: Any, indices: Any, weight: Any, n: int, p: Plan) -> flo
     """Largest distance from node 0 (inf when a node is unreached) by in-place Bellman-Ford
     sweeps; None when they have not settled within :data:`ECCENTRICITY_SWEEPS`."""
     cp = cupy()
-    sweep = load_module(CUDA_SOURCE).get_function(f"apsp_bf_sweep_{p.dtype.name}")
+    sweep = kernels(CUDA_SOURCE, NAMES)[f"apsp_bf_sweep_{p.dtype.name}"]
     dist = cp.full(n, cp.inf, dtype=p.dtype)
     dist[0] = 0
     changed = cp.zeros(1, cp.int32)
@@ -146,7 +144,7 @@ def floyd_warshall_device(dg: DeviceGraph, weight: Any, p: Plan, progress: Progr
     """Blocked Floyd-Warshall on a matrix padded to whole tiles (padding: isolated nodes), on
     integers where :func:`integer_kind` allows."""
     cp = cupy()
-    mod = load_module(CUDA_SOURCE)
+    k = kernels(CUDA_SOURCE, NAMES)
     n = dg.n
     blocks = -(-n // TILE)
     size = blocks * TILE
@@ -159,8 +157,9 @@ def floyd_warshall_device(dg: DeviceGraph, weight: Any, p: Plan, progress: Progr
         clamped = cp.minimum(weight, unreachable).astype(kind)  # saturated like every entry
         d = initial_matrix(cp, dg.indptr, dg.indices, clamped, n, p, size, dtype=np.dtype(kind),
                            unreachable=unreachable)
-    diag, rest = mod.get_function(f"fw_diag_{suffix}"), mod.get_function(f"fw_rest_{suffix}")
-    panel = _panel_kernel(suffix, current_device())
+    diag, panel, rest = (k[f"fw_{phase}_{suffix}"] for phase in ("diag", "panel", "rest"))
+    # Phase 2 takes two tiles of dynamic shared memory, more than a kernel may by default.
+    panel.max_dynamic_shared_size_bytes = panel_smem(d.dtype)
     stride = np.int64(size)
     for kb in range(blocks):
         if kb % max(1, blocks // 16) == 0:
@@ -175,7 +174,7 @@ def floyd_warshall_device(dg: DeviceGraph, weight: Any, p: Plan, progress: Progr
     if kind is None:
         return cp.ascontiguousarray(d[:n, :n])
     out = cp.empty((n, n), dtype=p.dtype)
-    mod.get_function(f"fw_finish_{kind}_{p.dtype.name}")(
+    k[f"fw_finish_{kind}_{p.dtype.name}"](
         grid_for(n * n, THREADS), (THREADS,),
         (d, stride, np.int32(n), np.int32(unreachable), p.dtype.type(np.inf), out))
     return out
@@ -185,7 +184,7 @@ def bellman_ford_device(dg: DeviceGraph, weight: Any, p: Plan, progress: Progres
     """Shortest paths from every source by batched in-place Bellman-Ford sweeps."""
     cp = cupy()
     n = dg.n
-    sweep = load_module(CUDA_SOURCE).get_function(f"apsp_bf_sweep_{p.dtype.name}")
+    sweep = kernels(CUDA_SOURCE, NAMES)[f"apsp_bf_sweep_{p.dtype.name}"]
     fit = BATCH_BYTES // (n * p.dtype.itemsize) // 32 * 32
     per = max(32, min(-(-n // 32) * 32, fit))
     work = cp.empty((n, per), dtype=p.dtype)

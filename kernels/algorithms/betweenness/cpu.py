@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import numba
 import numpy as np
+
+from graphgpu.kernels.algorithms.betweenness import driver
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(cache=True, nogil=True)
@@ -84,3 +91,31 @@ def brandes_numba(indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray,
             _one_source(indptr, indices, sources[i], endpoints, dist, sigma, delta, order,
                         partial[t])
     return partial.sum(axis=0)
+
+
+def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Betweenness on the CPU (Numba Brandes, sources over the cores).
+
+    Parameters
+    ----------
+    graph : Graph
+    params : BetweennessParams
+    progress : ProgressFn
+
+    Returns
+    -------
+    AlgorithmResult
+        ``betweenness`` (float64) per node, rescaled as NetworkX; summary per
+        ``BetweennessSummary``.
+
+    Raises
+    ------
+    InvalidInput
+        ``k`` larger than the number of nodes.
+    """
+    sources, exact = driver.sources_of(graph, params)
+    progress(0.0, f"betweenness: {sources.shape[0]:,} sources")
+    workers = max(1, min(len(os.sched_getaffinity(0)), int(sources.shape[0])))
+    raw = brandes_numba(graph.indptr, graph.indices, sources, params.endpoints, workers)
+    progress(1.0, "betweenness: done")
+    return driver.result(graph, params, sources, exact, raw)

@@ -8,13 +8,15 @@ then adds its sources' contributions to the scores.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.betweenness import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("betweenness.cu")
 THREADS = 256
@@ -90,3 +92,11 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool,
                            (np.int32(n), np.int32(b), d_src, dist, delta, reached,
                             np.int32(bool(endpoints)), bc))
     return bc.get()
+
+
+def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Betweenness on the GPU (batched Brandes); same contract as the CPU backend's."""
+    sources, exact = driver.sources_of(graph, params)
+    raw = brandes_device(graph, sources, params.endpoints, progress)
+    progress(1.0, "betweenness: done")
+    return driver.result(graph, params, sources, exact, raw)

@@ -7,7 +7,6 @@ and device by :mod:`graphgpu.kernels.core.cuda`.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,10 @@ import numpy as np
 from graphgpu.kernels.algorithms.centrality import driver
 from graphgpu.kernels.algorithms.common import bitset_bfs
 from graphgpu.kernels.core.cuda import (
-    current_device,
     device_attribute,
     grid_for,
+    kernels,
     lanes_per_row,
-    load_module,
     sm_count,
 )
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
@@ -35,16 +33,8 @@ MAX_GRID_Y = 65535
 #: team needs 12 bytes of shared memory per unit of bound (table of 2 slots + ball entry).
 TIERS = (("ball_warp", 128, 256), ("ball_warp", 512, 256), ("ball_block", 4096, 256),
          ("ball_block", 16384, 1024))
-
-
-@cache
-def _ball_kernel(name: str, device_id: int) -> Any:
-    """A ball kernel allowed the most dynamic shared memory its tiers use on this device."""
-    del device_id  # part of the key: the module, and so the kernel, belong to one device
-    kernel = load_module(CUDA_SOURCE).get_function(name)
-    kernel.max_dynamic_shared_size_bytes = max(
-        _tier_smem(tier) for tier in _tiers() if tier[0] == name)
-    return kernel
+#: The kernels of ``centrality.cu``.
+NAMES = ("ball_warp", "ball_block", "neighbour_sum", "ms_volume", "ms_accumulate")
 
 
 def _tier_smem(tier: tuple[str, int, int]) -> int:
@@ -64,7 +54,7 @@ def neighbour_sum_device(dg: DeviceGraph, x: Any, c0: int, c1: int, sub: int, ca
     cp = cupy()
     group = lanes_per_row(2 * dg.m / max(dg.n, 1))  # about one lane per arc of an average row
     out = cp.empty(dg.n, cp.int64)
-    load_module(CUDA_SOURCE).get_function("neighbour_sum")(
+    kernels(CUDA_SOURCE, NAMES)["neighbour_sum"](
         grid_for(dg.n * group, THREADS), (THREADS,),
         (dg.indptr, dg.indices, x, np.int32(dg.n), np.int32(group), np.int64(c0), np.int64(c1),
          np.int64(sub), np.int64(cap), out))
@@ -85,11 +75,15 @@ def volumes_device(graph: Graph, radius: int, max_batch_bytes: int,
     bound = deg64 + 1
     for _ in range(2, radius + 1):
         bound = neighbour_sum_device(dg, bound, 1, 0, 1, dg.n)
-    device_id = current_device()
+    k = kernels(CUDA_SOURCE, NAMES)
+    tiers = _tiers()
+    for name in {tier[0] for tier in tiers}:  # the most dynamic shared memory its tiers use
+        k[name].max_dynamic_shared_size_bytes = max(
+            _tier_smem(tier) for tier in tiers if tier[0] == name)
     sms, smem_per_sm = sm_count(), device_attribute("MaxSharedMemoryPerMultiprocessor")
     volume = cp.zeros(dg.n, cp.int64)
     lower = 0
-    for tier in _tiers():
+    for tier in tiers:
         name, cap, threads = tier
         sources = cp.flatnonzero((bound > lower) & (bound <= cap)).astype(cp.int32)
         lower, count = cap, int(sources.shape[0])
@@ -100,7 +94,7 @@ def volumes_device(graph: Graph, radius: int, max_batch_bytes: int,
         per_sm = max(1, min(2048 // threads, smem_per_sm // (smem + 1024)))
         teams = threads // 32 if name == "ball_warp" else 1
         blocks = max(1, min(-(-count // teams), sms * per_sm))
-        _ball_kernel(name, device_id)(
+        k[name](
             (blocks,), (threads,), (dg.indptr, dg.indices, deg, sources, bound, np.int32(count),
                                     np.int32(radius), np.int32(cap), cp.zeros(1, cp.int32),
                                     volume), shared_mem=smem)
@@ -130,7 +124,7 @@ def hub_volumes(dg: DeviceGraph, deg: Any, hubs: Any, radius: int, max_batch_byt
             frontier, following = following, frontier
             bitset_bfs.pull(dg, count, words, frontier, visited, following, unused, False)
         blocks = max(1, min(-(-n // THREADS), 8 * sms // words))
-        load_module(CUDA_SOURCE).get_function("ms_volume")(
+        kernels(CUDA_SOURCE, NAMES)["ms_volume"](
             (blocks, words), (THREADS,),
             (np.int32(n), np.int32(words), visited, deg, batch, np.int32(count), volume))
 
@@ -139,7 +133,7 @@ def closeness_sums_device(graph: Graph, max_batch_bytes: int, progress: Progress
                           ) -> tuple[Any, Any, Any]:
     """Device arrays as the CPU's ``closeness_sums`` returns, by bit-parallel BFS on the GPU."""
     cp = cupy()
-    accumulate = load_module(CUDA_SOURCE).get_function("ms_accumulate")
+    accumulate = kernels(CUDA_SOURCE, NAMES)["ms_accumulate"]
     dg = on_device(graph)
     n = dg.n
     cnt, found = cp.zeros(n, cp.uint32), cp.zeros(1, cp.int32)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.core.cuda import grid_for, load_module
+from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import DeviceGraph, cupy
 from graphgpu.kernels.core.registry import ProgressFn
 
@@ -23,6 +23,8 @@ CUDA_SOURCE = Path(__file__).with_name("bitset_bfs.cu")
 THREADS = 256
 #: Bytes per node of one 64-source word in the bit-parallel BFS: visited, frontier, next.
 WORD_BYTES_PER_NODE = 3 * 8
+#: The kernels of ``bitset_bfs.cu``.
+NAMES = ("ms_seed", "ms_pull")
 
 #: ``level_done(start, count, words, following, level) -> bool``: reduce the bits new at
 #: ``level`` (in ``following``) of the batch of sources ``start .. start + count``; True when some
@@ -58,7 +60,7 @@ def seed(dg: DeviceGraph, sources: Any, count: int, words: int, visited: Any, fo
         otherwise any uint32 array (not touched).
     counting : bool
     """
-    load_module(CUDA_SOURCE).get_function("ms_seed")(
+    kernels(CUDA_SOURCE, NAMES)["ms_seed"](
         grid_for(32 * count, THREADS), (THREADS,),
         (dg.indptr, dg.indices, sources, np.int32(count), np.int32(words), visited, following,
          cnt, np.int32(counting)))
@@ -68,7 +70,7 @@ def pull(dg: DeviceGraph, count: int, words: int, frontier: Any, visited: Any, f
          cnt: Any, counting: bool) -> None:
     """One pull level: ``following`` = OR of the neighbours' ``frontier`` words minus ``visited``
     (which takes the new bits); arguments as :func:`seed`."""
-    load_module(CUDA_SOURCE).get_function("ms_pull")(
+    kernels(CUDA_SOURCE, NAMES)["ms_pull"](
         grid_for(dg.n * words, THREADS), (THREADS,),
         (dg.indptr, dg.indices, np.int32(dg.n), np.int32(words), last_mask(count), frontier,
          visited, following, cnt, np.int32(counting)))

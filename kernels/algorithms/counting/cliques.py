@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from graphgpu.kernels.algorithms.counting.plan import add_wide
+from graphgpu.kernels.algorithms.counting.driver import add_wide
 
 
 @numba.njit(cache=True, nogil=True)
@@ -124,6 +124,49 @@ def clique_roots(dptr: np.ndarray, dadj: np.ndarray, roots: np.ndarray, kmax: in
         for size in range(3, kmax + 1):
             add_wide(lo, hi, size, out[size])
 
+
+@numba.njit(cache=True, nogil=True)
+def greedy_clique(dptr: np.ndarray, dadj: np.ndarray, roots: np.ndarray, budget: int,
+                  pos: np.ndarray, rows: np.ndarray, cand: np.ndarray) -> int:
+    """Size of the largest clique found greedily from ``roots`` (heaviest first), a lower bound
+    on the clique number that a planted clique pushes up (the estimates' floor).
+
+    From each root, the clique grows by the candidate with the most candidates among its own
+    out-neighbours, until none is left; roots whose out-degree cannot beat the best clique found
+    end the search, and so does passing ``budget`` adjacency and bitmap words read (after the
+    first root). ``pos``, ``rows`` and ``cand`` are :func:`clique_scratch`'s.
+    """
+    best = 1 if dptr.shape[0] > 1 else 0
+    work = 0
+    for v in roots:
+        s = dptr[v + 1] - dptr[v]
+        if s + 1 <= best or work > budget:
+            break
+        words = _local_bitmap(dptr, dadj, v, pos, rows)
+        for a in range(dptr[v], dptr[v + 1]):  # the bitmap's adjacency reads
+            work += dptr[dadj[a] + 1] - dptr[dadj[a]]
+        _full(cand, s, words)
+        size = 1
+        while True:
+            pick, most = -1, -1
+            for w in range(words):
+                x = cand[0, w]
+                while x:
+                    i = (w << 6) + _lowest_bit(x)
+                    x &= x - np.uint64(1)
+                    c = 0
+                    for u in range(words):
+                        c += _popcount(cand[0, u] & rows[i, u])
+                    work += words
+                    if c > most:
+                        pick, most = i, c
+            if pick < 0:
+                break
+            size += 1
+            for u in range(words):
+                cand[0, u] &= rows[pick, u]
+        best = max(best, size)
+    return best
 
 
 # ------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from graphgpu.kernels.algorithms.common import dag
-from graphgpu.kernels.algorithms.counting import plan
+from graphgpu.kernels.algorithms.counting import driver
 from graphgpu.kernels.algorithms.counting.cliques import clique_roots
 from graphgpu.kernels.algorithms.counting.esu import connected_roots
 from graphgpu.kernels.core.graph import Graph
@@ -100,7 +100,7 @@ def clique_dag(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
 def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
                progress: ProgressFn, what: str) -> dict[int, int]:
     """Cliques of sizes 3..kmax of the DAG ``(dptr, dadj)``, root chunk by root chunk (the
-    contract of :attr:`graphgpu.kernels.algorithms.counting.plan.Ops.dag_counts`)."""
+    contract of :attr:`graphgpu.kernels.algorithms.counting.driver.Ops.dag_counts`)."""
     lo = np.zeros(kmax + 2, np.int64)
     hi = np.zeros(kmax + 2, np.int64)
     n = dptr.shape[0] - 1
@@ -109,7 +109,7 @@ def dag_counts(dptr: np.ndarray, dadj: np.ndarray, kmax: int, lo_size: int,
         progress(done / max(n, 1), f"{what}: {done:,} of {n:,} roots done")
         clique_roots(dptr, dadj, chunk, kmax, lo_size, lo, hi)
         done += chunk.shape[0]
-    totals = plan.wide_totals(lo, hi)
+    totals = driver.wide_totals(lo, hi)
     return {s: totals[s] for s in range(3, kmax + 1)}
 
 
@@ -123,7 +123,7 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
                  f"connected subgraphs: {done:,} of {graph.n:,} roots done")
         connected_roots(graph.indptr, graph.indices, chunk, kmax, lo, hi)
         done += chunk.shape[0]
-    totals = plan.wide_totals(lo, hi)
+    totals = driver.wide_totals(lo, hi)
     return {s: totals[s] for s in range(3, kmax + 1)}
 
 
@@ -136,27 +136,27 @@ def _four_cycles(ptr: np.ndarray, adj: np.ndarray, split: np.ndarray) -> int:
 
 
 #: The CPU's pieces of the shared runs.
-OPS = plan.Ops(array_module=lambda: np, clique_dag=clique_dag, dag_counts=dag_counts,
+OPS = driver.Ops(array_module=lambda: np, clique_dag=clique_dag, dag_counts=dag_counts,
                connected_counts=connected_counts, arc_triangles=_arc_triangles,
                four_cycles=_four_cycles)
 
 
-def cliques_cpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn) -> AlgorithmResult:
+def cliques_cpu(graph: Graph, params: driver.SizeParams, progress: ProgressFn) -> AlgorithmResult:
     """``count_cliques`` on the CPU: degeneracy-ordered DAG, per-root bitmaps (family notes).
 
     ``params`` is a ``CountParams``; ``progress`` hears of every root chunk and may raise to
     cancel. The summary follows ``CountSummary`` (exact integers).
     """
-    return plan.run_cliques(graph, params, progress, OPS)
+    return driver.run_cliques(graph, params, progress, OPS)
 
 
-def connected_cpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn) -> AlgorithmResult:
+def connected_cpu(graph: Graph, params: driver.SizeParams, progress: ProgressFn) -> AlgorithmResult:
     """``count_connected_subgraphs`` on the CPU: ESU from each smallest vertex."""
-    return plan.run_connected(graph, params, progress, OPS)
+    return driver.run_connected(graph, params, progress, OPS)
 
 
-def independent_cpu(graph: Graph, params: plan.RegimeParams, progress: ProgressFn
+def independent_cpu(graph: Graph, params: driver.RegimeParams, progress: ProgressFn
                     ) -> AlgorithmResult:
     """``count_independent_sets`` on the CPU, by local counts (k <= 4) or by cliques of the
-    complement; raises ``InvalidInput`` when neither regime applies (``plan.regime``)."""
-    return plan.run_independent(graph, params, progress, OPS)
+    complement; raises ``InvalidInput`` when neither regime applies (``driver.regime``)."""
+    return driver.run_independent(graph, params, progress, OPS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from graphgpu.kernels.algorithms.counting.plan import add_wide
+from graphgpu.kernels.algorithms.counting.driver import add_wide
 
 
 @numba.njit(cache=True, nogil=True)

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.common import dag
-from graphgpu.kernels.algorithms.counting import plan
+from graphgpu.kernels.algorithms.counting import driver
 from graphgpu.kernels.algorithms.counting.esu import connected_items
-from graphgpu.kernels.core.cuda import load_module, sm_count
+from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.errors import LimitExceeded
 from graphgpu.kernels.core.graph import Graph
@@ -47,6 +47,9 @@ CLIQUE_SPLIT = 32
 CLIQUE_DEPTH = 3
 #: Work items wanted: enough for every warp/thread of the GPU several times over.
 TARGET_ITEMS = 1 << 16
+#: The kernels of ``counting.cu``.
+NAMES = (*(f"clique_{kind}_r{r}" for kind in ("count", "cut") for r in CLIQUE_WORDS_PER_LANE),
+         "connected_items", "arc_triangles", "four_cycles")
 
 
 def device_totals(acc: Any, sizes: range) -> dict[int, int]:
@@ -86,7 +89,7 @@ def _launch_clique(kind: str, cls: int, d_ptr: Any, d_adj: Any, items: Any, dmax
                    what: str, *cut_args: Any) -> None:
     """Run ``clique_{kind}`` over ``items`` (roots of out-degree <= ``dmax``, one class)."""
     cp = cupy()
-    kernel = load_module(CUDA_SOURCE).get_function(f"clique_{kind}_r{CLIQUE_WORDS_PER_LANE[cls]}")
+    kernel = kernels(CUDA_SOURCE, NAMES)[f"clique_{kind}_r{CLIQUE_WORDS_PER_LANE[cls]}"]
     nitems = int(items.shape[0])
     row_words = -(-dmax // 32)
     warps = min(sm_count() * 32, max(1, SCRATCH_BYTES // (dmax * row_words * 4)), nitems)
@@ -260,7 +263,7 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
     scratch = cp.empty(threads * cap, dtype=cp.int32)
     d_items = cp.asarray(items)
     counter = cp.zeros(1, dtype=cp.int32)
-    kernel = load_module(CUDA_SOURCE).get_function("connected_items")
+    kernel = kernels(CUDA_SOURCE, NAMES)["connected_items"]
 
     def launch(start: int, stop: int) -> None:
         counter.fill(0)
@@ -270,7 +273,7 @@ def connected_counts(graph: Graph, kmax: int, progress: ProgressFn) -> dict[int,
                                        scratch, np.int64(cap), counter, acc))
 
     _batched(nitems, launch, progress, f"connected subgraphs: items of size {depth + 1}")
-    host = plan.wide_totals(lo, hi)
+    host = driver.wide_totals(lo, hi)
     return {s: c + host[s] for s, c in device_totals(acc, range(3, kmax + 1)).items()}
 
 
@@ -282,7 +285,7 @@ def arc_triangles(graph: Graph) -> Any:
     out = cp.zeros(arcs, dtype=cp.int64)
     if arcs:
         src = cp.asarray(np.repeat(np.arange(graph.n, dtype=np.int32), np.diff(graph.indptr)))
-        load_module(CUDA_SOURCE).get_function("arc_triangles")(
+        kernels(CUDA_SOURCE, NAMES)["arc_triangles"](
             (-(-arcs // THREADS),), (THREADS,), (dg.indptr, dg.indices, src, np.int64(arcs), out))
     return out
 
@@ -298,31 +301,31 @@ def four_cycles(ptr: np.ndarray, adj: np.ndarray, split: np.ndarray) -> int:
     blocks = min(sm_count() * 4, max(1, SCRATCH_BYTES // (4 * n)))
     scratch = cp.zeros(blocks * n, dtype=cp.int32)
     counter = cp.zeros(1, dtype=cp.int32)
-    load_module(CUDA_SOURCE).get_function("four_cycles")(
+    kernels(CUDA_SOURCE, NAMES)["four_cycles"](
         (blocks,), (THREADS,), (cp.asarray(ptr), cp.asarray(adj), cp.asarray(split),
                                 np.int32(n), scratch, counter, acc))
     return device_totals(acc, range(0, 1))[0]
 
 
 #: The GPU's pieces of the shared runs (CuPy is imported when a run first needs it).
-OPS = plan.Ops(array_module=cupy, clique_dag=clique_dag, dag_counts=dag_counts,
+OPS = driver.Ops(array_module=cupy, clique_dag=clique_dag, dag_counts=dag_counts,
                connected_counts=connected_counts, arc_triangles=arc_triangles,
                four_cycles=four_cycles)
 
 
-def cliques_gpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn) -> AlgorithmResult:
+def cliques_gpu(graph: Graph, params: driver.SizeParams, progress: ProgressFn) -> AlgorithmResult:
     """``count_cliques`` on the GPU (a warp per work item); the CPU's answer, exactly."""
-    return plan.run_cliques(graph, params, progress, OPS)
+    return driver.run_cliques(graph, params, progress, OPS)
 
 
-def connected_gpu(graph: Graph, params: plan.SizeParams, progress: ProgressFn
+def connected_gpu(graph: Graph, params: driver.SizeParams, progress: ProgressFn
                   ) -> AlgorithmResult:
     """``count_connected_subgraphs`` on the GPU (a thread per search-node item)."""
-    return plan.run_connected(graph, params, progress, OPS)
+    return driver.run_connected(graph, params, progress, OPS)
 
 
-def independent_gpu(graph: Graph, params: plan.RegimeParams, progress: ProgressFn
+def independent_gpu(graph: Graph, params: driver.RegimeParams, progress: ProgressFn
                     ) -> AlgorithmResult:
     """``count_independent_sets`` on the GPU: every local count on the device, or the clique
     kernels on the complement."""
-    return plan.run_independent(graph, params, progress, OPS)
+    return driver.run_independent(graph, params, progress, OPS)

@@ -19,15 +19,11 @@ Directed graphs run natively.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
 from pydantic import BaseModel, Field
 
-from graphgpu.kernels.algorithms.common.declare import NoParams, declare, linear_estimate
-from graphgpu.kernels.algorithms.scc import cpu
-from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+from graphgpu.kernels.algorithms.common.declare import NoParams, linear_estimate
+from graphgpu.kernels.algorithms.scc import cpu, gpu
+from graphgpu.kernels.core.registry import Algorithm, register_algorithm
 
 #: Seconds per arc (estimates): Tarjan on the CPU; a few colouring passes on the GPU.
 SECONDS_PER_ARC = {"cpu": 3e-8, "gpu": 5e-10}
@@ -45,68 +41,11 @@ class SccSummary(BaseModel):
     singletons: int = Field(description="Components of a single node.")
 
 
-def number_components(xp: Any, smallest: Any) -> tuple[Any, Any]:
-    """Component numbers ``0..count-1`` in order of smallest member, and the sizes.
-
-    Parameters
-    ----------
-    xp : module
-        ``numpy`` or ``cupy``.
-    smallest : array of int
-        Per node, the smallest node id of its component.
-    """
-    n = smallest.shape[0]
-    is_root = smallest == xp.arange(n, dtype=smallest.dtype)
-    number = (xp.cumsum(is_root, dtype=xp.int64) - 1)[smallest]
-    count = int(is_root.sum())
-    sizes = xp.bincount(number, minlength=count) if n else xp.zeros(0, xp.int64)
-    return number, sizes
-
-
-def _result(number: np.ndarray, sizes: np.ndarray) -> AlgorithmResult:
-    summary = {"count": int(sizes.shape[0]), "largest": int(sizes.max()) if sizes.size else 0,
-               "singletons": int((sizes == 1).sum())}
-    return AlgorithmResult(summary=summary, node_values={"component": number},
-                           arrays={"sizes": sizes.astype(np.int64)})
-
-
-def scc_cpu(graph: Graph, params: SccParams, progress: ProgressFn) -> AlgorithmResult:
-    """Strongly connected components on the CPU (iterative Tarjan, Numba).
-
-    Parameters
-    ----------
-    graph : Graph
-        Directed (arcs followed as given) or undirected (each edge both ways).
-    params : SccParams
-    progress : ProgressFn
-
-    Returns
-    -------
-    AlgorithmResult
-        ``component`` (int64, numbered by smallest member) per node, ``sizes`` per component;
-        summary per :class:`SccSummary`.
-    """
-    progress(0.0, "strongly connected components: Tarjan")
-    number, sizes = number_components(np, cpu.tarjan(graph.indptr, graph.indices))
-    progress(1.0, "strongly connected components: done")
-    return _result(number, sizes)
-
-
-def scc_gpu(graph: Graph, params: SccParams, progress: ProgressFn) -> AlgorithmResult:
-    """Strongly connected components on the GPU (trimming and colouring); same labels as
-    :func:`scc_cpu`."""
-    from graphgpu.kernels.algorithms.scc import gpu
-    from graphgpu.kernels.core.device import cupy
-
-    number, sizes = number_components(cupy(), gpu.labels(graph, progress))
-    progress(1.0, "strongly connected components: done")
-    return _result(number.get(), sizes.get())
-
-
 #: Cost of ``strongly_connected_components``: linear in arcs (GPU: a few passes).
 estimate = linear_estimate(SECONDS_PER_ARC, bytes_per_node=16)
 
-SCC = declare(
-    "strongly_connected_components", "Strongly connected components (Tarjan on the CPU, "
-    "trimming and colouring on the GPU), numbered by smallest member; directed graphs natively.",
-    (SccParams, SccSummary), (scc_cpu, scc_gpu), estimate=estimate, directed="native")
+SCC = register_algorithm(Algorithm(
+    name="strongly_connected_components", params_model=SccParams, result_model=SccSummary,
+    cpu=cpu.scc, gpu=gpu.scc, estimate=estimate, directed="native",
+    summary="Strongly connected components (Tarjan on the CPU, trimming and colouring on the "
+            "GPU), numbered by smallest member; directed graphs natively."))

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
+
+from graphgpu.kernels.algorithms.scc import driver
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(cache=True, nogil=True)
@@ -74,3 +80,25 @@ def tarjan(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
                 if low[v] < low[parent]:
                     low[parent] = low[v]
     return label
+
+
+def scc(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Strongly connected components on the CPU (iterative Tarjan, Numba).
+
+    Parameters
+    ----------
+    graph : Graph
+        Directed (arcs followed as given) or undirected (each edge both ways).
+    params : SccParams
+    progress : ProgressFn
+
+    Returns
+    -------
+    AlgorithmResult
+        ``component`` (int64, numbered by smallest member) per node, ``sizes`` per component;
+        summary per ``SccSummary``.
+    """
+    progress(0.0, "strongly connected components: Tarjan")
+    number, sizes = driver.number_components(np, tarjan(graph.indptr, graph.indices))
+    progress(1.0, "strongly connected components: done")
+    return driver.result(number, sizes)

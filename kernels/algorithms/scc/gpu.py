@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from graphgpu.kernels.algorithms.pagerank.gpu import device_in_csr
+from graphgpu.kernels.algorithms.scc import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("scc.cu")
 NAMES = ("scc_trim", "scc_color_init", "scc_color_pull", "scc_roots", "scc_backward",
@@ -79,3 +80,11 @@ def labels(graph: Graph, progress: ProgressFn) -> Any:
         k["scc_assign"](grid, (THREADS,), (n32, label, color, mark, remaining))
         left = int(remaining.get()[0])
     return label
+
+
+def scc(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Strongly connected components on the GPU (trimming and colouring); same labels as the
+    CPU backend's."""
+    number, sizes = driver.number_components(cupy(), labels(graph, progress))
+    progress(1.0, "strongly connected components: done")
+    return driver.result(number.get(), sizes.get())

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphgpu.kernels.algorithms.common.declare import declare
-from graphgpu.kernels.algorithms.similarity.cpu import jaccard_numba
-from graphgpu.kernels.core.graph import INDEX_DTYPE, Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Estimate, ProgressFn
+from graphgpu.kernels.algorithms.similarity import cpu, driver, gpu
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import Algorithm, Backend, Estimate, register_algorithm
 
 #: Row entries merged per second (estimates), CPU (per core, Numba) and GPU.
 MERGES_PER_SECOND = {"cpu": 3e8, "gpu": 2e10}
@@ -45,69 +43,9 @@ class JaccardSummary(BaseModel):
     maximum: float = Field(description="Largest coefficient (0 with no pairs).")
 
 
-def pairs_of(graph: Graph, params: JaccardParams) -> tuple[np.ndarray, np.ndarray]:
-    """Internal ids of the pairs to score: the given ones, or each edge ``u < v``."""
-    if params.pairs is not None:
-        flat = np.asarray(params.pairs, dtype=np.int64).reshape(-1, 2)
-        if not flat.size:
-            return np.zeros(0, INDEX_DTYPE), np.zeros(0, INDEX_DTYPE)
-        ids = graph.internal_ids(flat.ravel()).reshape(-1, 2)
-        return ids[:, 0].copy(), ids[:, 1].copy()
-    rows = np.repeat(np.arange(graph.n, dtype=INDEX_DTYPE), graph.degrees())
-    upper = graph.indices > rows
-    return rows[upper], graph.indices[upper]
-
-
-def _result(params: JaccardParams, us: np.ndarray, vs: np.ndarray,
-            values: np.ndarray) -> AlgorithmResult:
-    summary = {"mode": "edges" if params.pairs is None else "pairs", "pairs": int(values.size),
-               "mean": float(values.mean()) if values.size else 0.0,
-               "maximum": float(values.max()) if values.size else 0.0}
-    return AlgorithmResult(summary=summary, arrays={"u": us, "v": vs, "jaccard": values},
-                           node_id_fields=("u", "v"))
-
-
-def jaccard_cpu(graph: Graph, params: JaccardParams, progress: ProgressFn) -> AlgorithmResult:
-    """Jaccard coefficients on the CPU (Numba, a merge per pair).
-
-    Parameters
-    ----------
-    graph : Graph
-    params : JaccardParams
-    progress : ProgressFn
-
-    Returns
-    -------
-    AlgorithmResult
-        Arrays ``u``, ``v`` (internal ids, translated to original ones by the worker) and
-        ``jaccard`` (float64), one entry per pair; summary per :class:`JaccardSummary`.
-
-    Raises
-    ------
-    InvalidInput
-        A pair names a node that is not in the graph.
-    """
-    us, vs = pairs_of(graph, params)
-    progress(0.0, f"jaccard: {us.size:,} pairs")
-    values = jaccard_numba(graph.indptr, graph.indices, us, vs)
-    progress(1.0, "jaccard: done")
-    return _result(params, us, vs, values)
-
-
-def jaccard_gpu(graph: Graph, params: JaccardParams, progress: ProgressFn) -> AlgorithmResult:
-    """Jaccard coefficients on the GPU; same contract and bit-identical values as the CPU."""
-    from graphgpu.kernels.algorithms.similarity.gpu import jaccard_device
-
-    us, vs = pairs_of(graph, params)
-    progress(0.0, f"jaccard: {us.size:,} pairs")
-    values = jaccard_device(graph, us, vs).get()
-    progress(1.0, "jaccard: done")
-    return _result(params, us, vs, values)
-
-
 def estimate_jaccard(graph: Graph, params: JaccardParams, backend: Backend) -> Estimate:
     """Row entries merged (exact, from the degrees) at a measured rate, and the result size."""
-    us, vs = pairs_of(graph, params)
+    us, vs = driver.pairs_of(graph, params)
     degrees = graph.degrees()
     merges = float(degrees[us].sum() + degrees[vs].sum())
     return Estimate(seconds=merges / MERGES_PER_SECOND[backend],
@@ -115,7 +53,8 @@ def estimate_jaccard(graph: Graph, params: JaccardParams, backend: Backend) -> E
                     detail=f"{us.size:,} pairs, {int(merges):,} row entries merged")
 
 
-JACCARD = declare(
-    "jaccard", "Jaccard similarity |N(u) ∩ N(v)| / |N(u) ∪ N(v)| of given node pairs or of every "
-    "edge.", (JaccardParams, JaccardSummary), (jaccard_cpu, jaccard_gpu), node_params=("pairs",),
-    estimate=estimate_jaccard)
+JACCARD = register_algorithm(Algorithm(
+    name="jaccard", params_model=JaccardParams, result_model=JaccardSummary, cpu=cpu.jaccard,
+    gpu=gpu.jaccard, node_params=("pairs",), estimate=estimate_jaccard,
+    summary="Jaccard similarity |N(u) ∩ N(v)| / |N(u) ∪ N(v)| of given node pairs or of every "
+            "edge."))

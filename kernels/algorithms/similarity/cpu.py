@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
+
+from graphgpu.kernels.algorithms.similarity import driver
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -40,3 +46,30 @@ def jaccard_numba(indptr: np.ndarray, indices: np.ndarray, us: np.ndarray,
         both -= common
         out[p] = 0.0 if both == 0 else np.float64(common) / np.float64(both)
     return out
+
+
+def jaccard(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Jaccard coefficients on the CPU (Numba, a merge per pair).
+
+    Parameters
+    ----------
+    graph : Graph
+    params : JaccardParams
+    progress : ProgressFn
+
+    Returns
+    -------
+    AlgorithmResult
+        Arrays ``u``, ``v`` (internal ids, translated to original ones by the worker) and
+        ``jaccard`` (float64), one entry per pair; summary per ``JaccardSummary``.
+
+    Raises
+    ------
+    InvalidInput
+        A pair names a node that is not in the graph.
+    """
+    us, vs = driver.pairs_of(graph, params)
+    progress(0.0, f"jaccard: {us.size:,} pairs")
+    values = jaccard_numba(graph.indptr, graph.indices, us, vs)
+    progress(1.0, "jaccard: done")
+    return driver.result(params, us, vs, values)

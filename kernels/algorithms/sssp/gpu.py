@@ -12,13 +12,16 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.sssp import driver
-from graphgpu.kernels.core.cuda import grid_for, lanes_per_row, load_module
+from graphgpu.kernels.core.cuda import grid_for, kernels, lanes_per_row
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("sssp.cu")
 THREADS = 256
+#: The kernels of ``sssp.cu``: each step, once per distance dtype.
+NAMES = tuple(f"sssp_{step}_{dtype}" for step in ("relax", "hops", "parent")
+              for dtype in ("float32", "float64"))
 
 
 def _frontier_loop(kernel: Any, args_before: tuple, args_after: tuple, start: Any, n: int,
@@ -57,7 +60,7 @@ def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: P
     are in ``weight``'s dtype (float32 or float64).
     """
     cp = cupy()
-    mod = load_module(CUDA_SOURCE)
+    k = kernels(CUDA_SOURCE, NAMES)
     dg = on_device(graph)
     n = graph.n
     weight = cp.asarray(weight)
@@ -67,16 +70,14 @@ def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: P
     stamp = cp.full(n, -1, dtype=cp.int32)
     start = cp.asarray([source], dtype=cp.int32)
     avg = 2 * graph.m / max(n, 1)
-    _frontier_loop(mod.get_function(f"sssp_relax_{suffix}"), (dg.indptr, dg.indices, weight,
-                                                              dist), (stamp,), start, n, avg,
-                   progress, "relax")
+    _frontier_loop(k[f"sssp_relax_{suffix}"], (dg.indptr, dg.indices, weight, dist), (stamp,),
+                   start, n, avg, progress, "relax")
     hops = cp.full(n, -1, dtype=cp.int32)
     hops[source] = 0
-    _frontier_loop(mod.get_function(f"sssp_hops_{suffix}"), (dg.indptr, dg.indices, weight,
-                                                             dist, hops), (), start, n, avg,
-                   progress, "hops")
+    _frontier_loop(k[f"sssp_hops_{suffix}"], (dg.indptr, dg.indices, weight, dist, hops), (),
+                   start, n, avg, progress, "hops")
     parent = cp.empty(n, dtype=cp.int64)
-    mod.get_function(f"sssp_parent_{suffix}")(
+    k[f"sssp_parent_{suffix}"](
         grid_for(n, THREADS), (THREADS,),
         (dg.indptr, dg.indices, weight, dist, hops, np.int32(n), np.int32(source), parent))
     return dist, parent

@@ -9,13 +9,12 @@ a 5k-node graph against ECL-CC's 0.07 ms). The only host sync is the component c
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.core.cuda import current_device, load_module, resident_blocks, sm_count
+from graphgpu.kernels.core.cuda import kernels, resident_blocks, sm_count
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 
@@ -32,14 +31,6 @@ CC_TILE = 512
 #: ``cc_run``'s control words (components.cu's CTL_*): the component count is CTL_COUNT.
 CTL_COUNT = 8
 CTL_WORDS = 9
-
-
-@cache
-def _run_kernel(device_id: int) -> tuple[Any, int]:
-    """``cc_run`` on this device, and how many of its blocks fit on a multiprocessor at once."""
-    del device_id  # part of the key: a module is loaded per device
-    kernel = load_module(CC_SOURCE).get_function("cc_run")
-    return kernel, resident_blocks(kernel, CC_THREADS, CC_BLOCKS_PER_SM)
 
 
 class DeviceComponents:
@@ -80,7 +71,9 @@ class DeviceComponents:
         self.ctl = self.scratch[3 * n + self.tiles:]
         self.ctl.data.memset_async(0, self.ctl.nbytes)
         self.component_size = cp.empty(max(n, 1), dtype=cp.int64)
-        self.kernel, per_sm = _run_kernel(current_device())
+        self.kernel = kernels(CC_SOURCE, ("cc_run",))["cc_run"]
+        # Blocks that fit on a multiprocessor at once: the grid barriers need them all resident.
+        per_sm = resident_blocks(self.kernel, CC_THREADS, CC_BLOCKS_PER_SM)
         self.grid = (max(1, min(per_sm * sm_count(), -(-n // CC_THREADS))),)
 
     def launch(self, first: int, last: int) -> None:

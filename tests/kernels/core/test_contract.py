@@ -3,10 +3,19 @@
 A new algorithm family gets these checks for free by registering: schema'd parameters, usable
 defaults (or a documented example), both backends, a summary that matches its result model, and
 per-node arrays of the right length with valid internal node ids.
+
+And the one family shape (ARCHITECTURE.md, "Adding an algorithm"): the family's ``__init__.py``
+declares it with ``register_algorithm(Algorithm(name=...))``; its entry points live in the
+family's ``cpu.py`` and ``gpu.py``; no family imports another (shared code is in ``common/``);
+kernels are fetched only through the loader (no ``get_function(`` outside
+``kernels/core/cuda.py``).
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +33,18 @@ from graphgpu.kernels.core.registry import (
 )
 
 NAMES = sorted(algorithms())
+#: The package of the families, and its folder.
+PACKAGE = "graphgpu.kernels.algorithms"
+ALGORITHMS_DIR = Path(importlib.import_module(PACKAGE).__path__[0])
+#: Shared building blocks, not a family.
+COMMON = "common"
+FAMILIES = sorted(path.name for path in ALGORITHMS_DIR.iterdir()
+                  if (path / "__init__.py").is_file() and path.name != COMMON)
+SOURCE_ROOT = ALGORITHMS_DIR.parents[1]
+#: The algorithms of the families (the test suite registers stand-ins of its own, e.g.
+#: ``test_sleep`` from ``tests.support``, which have no family).
+FAMILY_NAMES = [name for name in NAMES
+                if not algorithms()[name].cpu.__module__.startswith("tests.")]
 
 
 def small_graph(weighted: bool) -> Graph:
@@ -104,3 +125,75 @@ def test_gpu_result(name: str) -> None:
         cpu = algorithm.cpu(graph, params, no_progress)
         assert (comparable_summary(algorithm.result_model, result.summary)
                 == comparable_summary(algorithm.result_model, cpu.summary))
+
+
+# ------------------------------------------------------------------------------------------------
+# The family shape
+# ------------------------------------------------------------------------------------------------
+
+
+def family_of(algorithm: Algorithm) -> str:
+    """The family folder holding ``algorithm``'s CPU entry point (``<PACKAGE>.<family>.cpu``)."""
+    module = algorithm.cpu.__module__
+    assert module.startswith(f"{PACKAGE}."), f"{algorithm.name}: cpu entry in {module}"
+    return module.split(".")[len(PACKAGE.split("."))]
+
+
+def registered_names(init: Path) -> list[str]:
+    """Names of the ``register_algorithm(Algorithm(name="..."))`` calls in a family's
+    ``__init__.py`` (only that direct form counts: no helper in between)."""
+    names = []
+    for node in ast.walk(ast.parse(init.read_text())):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register_algorithm"
+                and node.args and isinstance(node.args[0], ast.Call)
+                and getattr(node.args[0].func, "id", None) == "Algorithm"):
+            names += [kw.value.value for kw in node.args[0].keywords
+                      if kw.arg == "name" and isinstance(kw.value, ast.Constant)]
+    return names
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_family_shape(name: str) -> None:
+    algorithm = algorithms()[name]
+    family = family_of(algorithm)
+    folder = ALGORITHMS_DIR / family
+    for part in ("__init__.py", "cpu.py", "gpu.py"):
+        assert (folder / part).is_file(), f"{family}/{part} is missing"
+    assert name in registered_names(folder / "__init__.py"), (
+        f"{family}/__init__.py does not declare {name!r} with register_algorithm(Algorithm(...))")
+    assert algorithm.cpu.__module__ == f"{PACKAGE}.{family}.cpu", algorithm.cpu.__module__
+    assert algorithm.gpu.__module__ == f"{PACKAGE}.{family}.gpu", algorithm.gpu.__module__
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute module names a source file imports (``from x import y`` gives ``x`` and
+    ``x.y``: ``y`` may be a module)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("family", [*FAMILIES, COMMON])
+def test_no_family_imports_another(family: str) -> None:
+    allowed = {family, COMMON} if family != COMMON else {COMMON}
+    for path in sorted((ALGORITHMS_DIR / family).rglob("*.py")):
+        for module in imported_modules(path):
+            if module.startswith(f"{PACKAGE}."):
+                other = module.split(".")[len(PACKAGE.split("."))]
+                assert other in allowed, (
+                    f"{path.relative_to(ALGORITHMS_DIR)} imports {module}: families share code "
+                    f"through {COMMON}/ only")
+
+
+def test_kernels_only_through_the_loader() -> None:
+    loader = SOURCE_ROOT / "kernels" / "core" / "cuda.py"
+    offenders = [str(path.relative_to(SOURCE_ROOT))
+                 for folder in ("kernels", "workers", "service", "client", "bench")
+                 for path in sorted((SOURCE_ROOT / folder).rglob("*.py"))
+                 if path != loader and "get_function(" in path.read_text()]
+    assert not offenders, f"get_function( outside kernels/core/cuda.py: {offenders}"

@@ -6,11 +6,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from graphgpu.kernels.algorithms.betweenness import (
-    BetweennessParams,
-    betweenness_cpu,
-    betweenness_gpu,
-)
+from graphgpu.kernels.algorithms.betweenness import BetweennessParams
+from graphgpu.kernels.algorithms.betweenness.cpu import betweenness as betweenness_cpu
+from graphgpu.kernels.algorithms.betweenness.gpu import betweenness as betweenness_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.registry import no_progress

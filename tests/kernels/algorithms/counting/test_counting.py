@@ -20,21 +20,17 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphgpu.kernels.algorithms import counting
 from graphgpu.kernels.algorithms.common.dag import oriented
-from graphgpu.kernels.algorithms.counting import (
-    CountParams,
-    IndependentParams,
-    cliques,
-    cliques_cpu,
-    cliques_gpu,
-    connected_cpu,
-    connected_gpu,
-    esu,
-    independent_cpu,
-    independent_gpu,
-    plan,
+from graphgpu.kernels.algorithms.counting import cliques, driver, esu
+from graphgpu.kernels.algorithms.counting.cpu import cliques_cpu, connected_cpu, independent_cpu
+from graphgpu.kernels.algorithms.counting.estimate import (
+    estimate_cliques,
+    estimate_connected,
+    estimate_independent,
+    warm_up_cliques,
 )
+from graphgpu.kernels.algorithms.counting.gpu import cliques_gpu, connected_gpu, independent_gpu
+from graphgpu.kernels.algorithms.counting.params import MAX_K, CountParams, IndependentParams
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput, JobCanceled
 from graphgpu.kernels.core.graph import Graph
@@ -185,8 +181,8 @@ def test_counts_beyond_64_bits() -> None:
     lo, hi = np.zeros(3, np.int64), np.zeros(3, np.int64)
     x = (1 << 62) - 5
     for _ in range(1000):
-        plan.add_wide(lo, hi, 1, x)
-    assert plan.wide_totals(lo, hi)[1] == 1000 * x
+        driver.add_wide(lo, hi, 1, x)
+    assert driver.wide_totals(lo, hi)[1] == 1000 * x
 
 
 def test_regimes_and_parameter_errors() -> None:
@@ -196,14 +192,14 @@ def test_regimes_and_parameter_errors() -> None:
     with pytest.raises(InvalidInput) as info:
         count("independent", small, 5, method="local")
     assert info.value.field == "k"
-    big = from_nx(nx.path_graph(counting.ENUMERATE_MAX_NODES + 1))
+    big = from_nx(nx.path_graph(driver.ENUMERATE_MAX_NODES + 1))
     with pytest.raises(InvalidInput) as info:
         count("independent", big, 5)
     assert info.value.field == "k"
     with pytest.raises(InvalidInput) as info:
-        counting.estimate_independent(big, IndependentParams(k=2, method="enumerate"), "cpu")
+        estimate_independent(big, IndependentParams(k=2, method="enumerate"), "cpu")
     assert info.value.field == "method"
-    for bad in ({"k": 0}, {"k": counting.MAX_K + 1}, {"k": 3, "extra": 1}):
+    for bad in ({"k": 0}, {"k": MAX_K + 1}, {"k": 3, "extra": 1}):
         with pytest.raises(ValidationError):
             CountParams.model_validate(bad)
     with pytest.raises(ValidationError):
@@ -215,18 +211,18 @@ def test_regimes_and_parameter_errors() -> None:
 def test_estimates_track_the_work() -> None:
     g = nx.powerlaw_cluster_graph(2000, 6, 0.5, seed=3)
     graph = from_nx(g)
-    connected = [counting.estimate_connected(graph, CountParams(k=k), "cpu").seconds
+    connected = [estimate_connected(graph, CountParams(k=k), "cpu").seconds
                  for k in (3, 4, 5, 6)]
     assert connected == sorted(connected) and connected[-1] > 50 * connected[0]
     # Knuth's estimator is unbiased: on a search small enough to run, it lands near the truth.
     params = CountParams(k=4, k_max=True)
-    estimate = counting.estimate_connected(graph, params, "cpu")
+    estimate = estimate_connected(graph, params, "cpu")
     nodes = float(estimate.detail.split("about ")[1].split(" search")[0].replace(",", ""))
     # Search nodes = sets of sizes 2..k-1 (each set is one node).
     truth = sum(all_sizes("connected", graph, 4)[1:3])
     assert truth / 3 < nodes < truth * 3
-    assert counting.estimate_cliques(graph, CountParams(k=30), "gpu").seconds < 1
-    assert counting.estimate_independent(graph, IndependentParams(k=4), "cpu").seconds < 1
+    assert estimate_cliques(graph, CountParams(k=30), "gpu").seconds < 1
+    assert estimate_independent(graph, IndependentParams(k=4), "cpu").seconds < 1
 
 
 def test_progress_reports_and_cancellation() -> None:
@@ -247,7 +243,7 @@ def test_progress_reports_and_cancellation() -> None:
 
 def test_warm_up_cliques_is_registered_and_runs() -> None:
     algorithm = get_algorithm("count_cliques")
-    assert algorithm.warm_up is counting.warm_up_cliques
+    assert algorithm.warm_up is warm_up_cliques
     algorithm.warm_up("cpu")
 
 
@@ -302,7 +298,8 @@ FIRST_CALLS = """
 import itertools, os, sys
 import networkx as nx
 from graphgpu.workers.__main__ import warm_up
-from graphgpu.kernels.algorithms.counting import CountParams, cliques_gpu
+from graphgpu.kernels.algorithms.counting.gpu import cliques_gpu
+from graphgpu.kernels.algorithms.counting.params import CountParams
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import from_nx
 
@@ -404,7 +401,7 @@ def search_connected_items(graph: Graph, kmax: int, depth: int) -> dict[int, int
                     u == x or u in adj[x] for x in members[:-1])]
             members.append(ext[path[q]])
         visit(path[depth] + 1)
-    host = plan.wide_totals(lo, hi)
+    host = driver.wide_totals(lo, hi)
     return {s: found[s] + host[s] for s in range(3, kmax + 1)}
 
 
@@ -463,7 +460,7 @@ def test_degree_dag_orients_every_edge_once_upwards(monkeypatch) -> None:
         # The CPU search on this DAG counts what it counts on its own (degeneracy) DAG.
         lo, hi = np.zeros(9, np.int64), np.zeros(9, np.int64)
         cliques.clique_roots(dptr, dadj, np.arange(graph.n), 7, 3, lo, hi)
-        assert plan.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
+        assert driver.wide_totals(lo, hi)[3:8] == all_sizes("cliques", graph, 7)[2:]
     # Past the kernels' out-degree limit the GPU takes the degeneracy DAG.
     graph = from_nx(nx.complete_graph(6))
     monkeypatch.setattr(counting_gpu, "MAX_OUT_DEGREE", 4)

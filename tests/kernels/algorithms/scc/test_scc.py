@@ -11,7 +11,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from graphgpu.kernels.algorithms.scc import SCC, SccParams, scc_cpu, scc_gpu
+from graphgpu.kernels.algorithms.scc import SCC, SccParams
+from graphgpu.kernels.algorithms.scc.cpu import scc as scc_cpu
+from graphgpu.kernels.algorithms.scc.gpu import scc as scc_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress

@@ -6,7 +6,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from graphgpu.kernels.algorithms.similarity import JaccardParams, jaccard_cpu, jaccard_gpu
+from graphgpu.kernels.algorithms.similarity import JaccardParams
+from graphgpu.kernels.algorithms.similarity.cpu import jaccard as jaccard_cpu
+from graphgpu.kernels.algorithms.similarity.gpu import jaccard as jaccard_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.registry import no_progress
