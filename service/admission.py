@@ -6,7 +6,8 @@ live workers once, and maps the stored graph (memory-mapped: an estimate pages i
 it reads) only for an algorithm that makes an estimate. Memory is compared with what the workers
 have free less what the jobs already admitted and not finished are estimated to take
 (:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
-the same free memory.
+the same free memory: :meth:`Admission.check_memory` runs again under the admission lock
+(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ class Admission:
         self.graph_id, self.requested = graph_id, requested
         self.meta = st.graphs.meta(graph_id)  # the one read of meta.json
         self.workers = st.jobs.capacity()  # the one read of the live workers
+        self._needs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # set by check()
 
     @cached_property
     def graph(self) -> Graph:
@@ -145,6 +147,14 @@ class Admission:
             raise from_kernel_error(exc, field_prefix="params.", status=422,
                                     field="params") from None
 
+    def check_memory(self, workers: list[dict[str, Any]]) -> None:
+        """413 when no worker of ``workers`` (:meth:`JobStore.capacity`) has the memory that
+        :meth:`check` estimated free (host memory; GPU memory for a GPU job)."""
+        host, device = self._needs
+        check_host_memory(workers, host)
+        if device["backend"] == "gpu":
+            check_device_memory(workers, device)
+
     def _check_estimate(self) -> tuple[dict[str, Any] | None, dict[str, int]]:
         """Refuse a job whose estimated cost passes a limit, or whose memory passes what the
         workers have free for it; else its estimate record and memory.
@@ -171,9 +181,8 @@ class Admission:
                            f"{detail}", field="params", extra={"estimate": record})
         host = {} if estimate.host_bytes is not None else {  # (a default, not recorded)
             "host_bytes": default_host_bytes(self.meta, estimate.result_bytes)}
-        check_host_memory(self.workers, {**record, **host})
-        if backend == "gpu":
-            check_device_memory(self.workers, record)
+        self._needs = ({**record, **host}, record)
+        self.check_memory(self.workers)
         memory = {k: int(v) for k, v in {**record, **host}.items()
                   if k in ("host_bytes", "device_bytes") and v is not None}
         # A CPU job without an estimate of its own records none (its default is not shown).

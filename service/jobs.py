@@ -12,10 +12,11 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import WatchError
+from redis.exceptions import LockError, WatchError
 from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import cancel_job
@@ -246,6 +247,22 @@ class JobStore:
     def graph_in_use(self, graph_id: str) -> bool:
         """Whether a queued or running job uses the graph."""
         return bool(self.redis.scard(protocol.graph_jobs_key(self.settings, graph_id)))
+
+    @contextlib.contextmanager
+    def admitting(self) -> Iterator[None]:
+        """Hold the admission lock (across API processes): the memory check of a job and its
+        record in :meth:`committed` happen as one step, so two jobs are never admitted against
+        the same free memory. 503 with ``Retry-After`` when it cannot be had within 10 s."""
+        lock = self.redis.lock(self.settings.key("admission", "lock"), timeout=10,
+                               blocking_timeout=10)
+        if not lock.acquire():
+            raise ApiError(503, "admission_busy", "too many jobs are being admitted at once; "
+                           "retry shortly", headers={"Retry-After": "1"})
+        try:
+            yield
+        finally:
+            with contextlib.suppress(LockError):  # expired meanwhile: nothing to release
+                lock.release()
 
     def committed(self) -> dict[str, int]:
         """Memory the jobs admitted and not finished are estimated to take: ``host_bytes``,

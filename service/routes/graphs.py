@@ -212,13 +212,14 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
     except KernelError as exc:
         raise from_kernel_error(exc, field_prefix="params.") from None
     require_backend(st.jobs.live_workers(), body.backend)
-    estimate = _check_generator_memory(st, generator, params, body.backend)
     who = caller(request)
-    record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
-                               params=params.model_dump(mode="json"), backend=body.backend,
-                               idempotency_key=None, owner=who.tenant, key_id=who.key_id,
-                               extra={"graph_name": body.name,
-                                      **({"estimate": estimate} if estimate else {})})
+    with st.jobs.admitting():  # memory counted and the job recorded as one step
+        estimate = _check_generator_memory(st, generator, params, body.backend)
+        record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
+                                   params=params.model_dump(mode="json"), backend=body.backend,
+                                   idempotency_key=None, owner=who.tenant, key_id=who.key_id,
+                                   extra={"graph_name": body.name,
+                                          **({"estimate": estimate} if estimate else {})})
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
 

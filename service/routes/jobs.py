@@ -68,15 +68,18 @@ def submit_job(
     check_id(body.graph_id, "graph", "graph_id")
     if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
-    estimate, memory = Admission(st, algorithm, params, body.graph_id, body.backend).check()
-    record, created = st.jobs.submit(
-        kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
-        params=params.model_dump(mode="json"), backend=body.backend,
-        idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
-        extra={**({"estimate": estimate} if estimate else {}),
-               **job_slots(algorithm, params, st.settings)} or None,
-        memory=memory,
-    )
+    admission = Admission(st, algorithm, params, body.graph_id, body.backend)
+    estimate, memory = admission.check()
+    with st.jobs.admitting():  # memory counted and the job recorded as one step
+        admission.check_memory(st.jobs.capacity())
+        record, created = st.jobs.submit(
+            kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
+            params=params.model_dump(mode="json"), backend=body.backend,
+            idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
+            extra={**({"estimate": estimate} if estimate else {}),
+                   **job_slots(algorithm, params, st.settings)} or None,
+            memory=memory,
+        )
     response.status_code = 202 if created else 200
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
