@@ -17,6 +17,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from graphgpu.service.deps import current_caller as caller
 from graphgpu.service.deps import state
 from graphgpu.service.errors import ApiError, NotFound, check_id
 from graphgpu.service.keyring import Caller, KeyRing, hash_key, read_key_file
@@ -86,11 +87,6 @@ def authenticate(
         raise NotFound(f"graph {params['graph_id']!r} does not exist", field="graph_id")
     request.state.caller = who
     return who
-
-
-def caller(request: Request) -> Caller:
-    """The caller that :func:`authenticate` identified for this request."""
-    return request.state.caller
 
 
 def require_admin(

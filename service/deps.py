@@ -1,21 +1,26 @@
-"""Per-application state shared by the routes."""
+"""Per-application state shared by the routes, and the dependencies that hand it to them.
+
+Routes take what they need as annotated parameters: ``st: State`` (the application's
+:class:`AppState`) and ``who: Who`` (the caller :func:`service.auth.authenticate` identified).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
 from redis import Redis
 
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.service.jobs import JobStore
-from graphgpu.service.keyring import KeyRing
+from graphgpu.service.keyring import Caller, KeyRing
 from graphgpu.service.ownership import Ownership
 
 
 @dataclass(frozen=True)
-class State:
+class AppState:
     settings: Settings
     redis: Redis
     graphs: GraphStore
@@ -24,6 +29,19 @@ class State:
     keys: KeyRing
 
 
-def state(request: Request) -> State:
+def state(request: Request) -> AppState:
     """The state that :func:`service.app.create_app` attached to the application."""
     return request.app.state.graphgpu
+
+
+def current_caller(request: Request) -> Caller:
+    """The caller that :func:`service.auth.authenticate` (the router's dependency, which runs
+    first) identified for this request."""
+    return request.state.caller
+
+
+#: The application's state, as a route parameter (``st: State``); calling ``State(...)`` builds
+#: an :class:`AppState`.
+State = Annotated[AppState, Depends(state)]
+#: The request's caller, as a route parameter (``who: Who``).
+Who = Annotated[Caller, Depends(current_caller)]

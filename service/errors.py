@@ -95,13 +95,31 @@ REDIS_RETRY_AFTER = 2
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}")
 
 
-def from_kernel_error(error: KernelError, *, field_prefix: str = "") -> ApiError:
-    """Translate a compute-layer error into an :class:`ApiError`."""
-    status = next((code for cls, code in _KERNEL_STATUS if isinstance(error, cls)), 400)
-    field = f"{field_prefix}{error.field}" if error.field and field_prefix else error.field
-    code = "not_found" if status == 404 else error.code
+def from_kernel_error(error: KernelError, *, field_prefix: str = "", status: int | None = None,
+                      field: str | None = None) -> ApiError:
+    """Translate a compute-layer error into an :class:`ApiError`.
+
+    Parameters
+    ----------
+    error : KernelError
+    field_prefix : str
+        Put before the error's field (``params.`` for a parameter).
+    status : int, optional
+        The HTTP status, where the request part decides it rather than the error's class
+        (a job's parameters refused by an estimate: 422); the error's own code is kept then.
+    field : str, optional
+        The field to name when the error names none.
+    """
+    if status is None:
+        status = next((code for cls, code in _KERNEL_STATUS if isinstance(error, cls)), 400)
+        code = "not_found" if status == 404 else error.code
+    else:
+        code = error.code
+    named = f"{field_prefix}{error.field}" if error.field and field_prefix else error.field
+    if named is None:
+        named = field
     estimate = getattr(error, "estimate", None)  # a refusal on a memory estimate says it
-    return ApiError(status, code, error.message, field=field, line=error.line,
+    return ApiError(status, code, error.message, field=named, line=error.line,
                     extra={"estimate": estimate} if estimate else None)
 
 

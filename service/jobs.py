@@ -12,10 +12,11 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import WatchError
+from redis.exceptions import LockError, WatchError
 from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import cancel_job
@@ -92,8 +93,12 @@ class JobStore:
         owner: str,
         key_id: str,
         extra: dict[str, Any] | None = None,
+        memory: dict[str, int] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Record and queue a job owned by tenant ``owner``, counted against API key ``key_id``.
+
+        ``memory`` (``host_bytes``, ``device_bytes``; else those of ``extra["estimate"]``) is
+        counted against later admissions until the job finishes (:meth:`capacity`).
 
         Returns
         -------
@@ -136,6 +141,11 @@ class JobStore:
         pipe.zadd(self._index(owner), {job_id: now})
         if graph_id:
             pipe.sadd(protocol.graph_jobs_key(self.settings, graph_id), job_id)
+        estimate = (extra or {}).get("estimate") or {}
+        memory = memory if memory is not None else {
+            k: int(estimate[k]) for k in ("host_bytes", "device_bytes") if estimate.get(k)}
+        if memory:
+            pipe.hset(protocol.admitted_key(self.settings), job_id, json.dumps(memory))
         pipe.execute()
         try:
             # Only once the record exists: the count forgets ids without a record as finished.
@@ -163,6 +173,7 @@ class JobStore:
             pipe.srem(protocol.graph_jobs_key(self.settings, record["graph_id"]), record["id"])
         if idem_key:
             pipe.delete(idem_key)
+        pipe.hdel(protocol.admitted_key(self.settings), record["id"])
         pipe.execute()
 
     def cancel(self, job_id: str) -> dict[str, Any]:
@@ -224,6 +235,7 @@ class JobStore:
             "error": json.dumps({"code": "canceled", "message": "canceled by request"}),
         })
         pipe.expire(key, self.settings.result_ttl)
+        pipe.hdel(protocol.admitted_key(self.settings), record["id"])
         if record.get("graph_id"):
             pipe.srem(protocol.graph_jobs_key(self.settings, record["graph_id"]), record["id"])
 
@@ -235,6 +247,54 @@ class JobStore:
     def graph_in_use(self, graph_id: str) -> bool:
         """Whether a queued or running job uses the graph."""
         return bool(self.redis.scard(protocol.graph_jobs_key(self.settings, graph_id)))
+
+    @contextlib.contextmanager
+    def admitting(self) -> Iterator[None]:
+        """Hold the admission lock (across API processes): the memory check of a job and its
+        record in :meth:`committed` happen as one step, so two jobs are never admitted against
+        the same free memory. 503 with ``Retry-After`` when it cannot be had within 10 s."""
+        lock = self.redis.lock(self.settings.key("admission", "lock"), timeout=10,
+                               blocking_timeout=10)
+        if not lock.acquire():
+            raise ApiError(503, "admission_busy", "too many jobs are being admitted at once; "
+                           "retry shortly", headers={"Retry-After": "1"})
+        try:
+            yield
+        finally:
+            with contextlib.suppress(LockError):  # expired meanwhile: nothing to release
+                lock.release()
+
+    def committed(self) -> dict[str, int]:
+        """Memory the jobs admitted and not finished are estimated to take: ``host_bytes``,
+        ``device_bytes`` (entries of jobs that ended or expired are forgotten)."""
+        key = protocol.admitted_key(self.settings)
+        admitted = {i.decode(): json.loads(v) for i, v in self.redis.hgetall(key).items()}
+        if not admitted:
+            return {"host_bytes": 0, "device_bytes": 0}
+        statuses = self.redis.pipeline(transaction=False)
+        for job_id in admitted:
+            statuses.hget(self._key(job_id), "status")
+        total = {"host_bytes": 0, "device_bytes": 0}
+        for (job_id, memory), status in zip(admitted.items(), statuses.execute(), strict=True):
+            if status is None or json.loads(status) in protocol.FINISHED:
+                self.redis.hdel(key, job_id)
+                continue
+            for name in total:
+                total[name] += int(memory.get(name, 0))
+        return total
+
+    def capacity(self) -> list[dict[str, Any]]:
+        """The live workers as admission sees them: the host and GPU memory each reports free,
+        less what the jobs admitted and not finished are estimated to take (:meth:`committed`:
+        a running job may already hold part of it, so this errs on the side of refusing)."""
+        committed = self.committed()
+        workers = self.live_workers()
+        for worker in workers:
+            for free, taken in (("host_free_bytes", "host_bytes"),
+                                ("gpu_free_bytes", "device_bytes")):
+                if worker.get(free) is not None:
+                    worker[free] = max(0, int(worker[free]) - committed[taken])
+        return workers
 
     def live_workers(self) -> list[dict[str, Any]]:
         """Workers whose heartbeat has not expired."""

@@ -1,5 +1,7 @@
-"""How a finished job's result folder is rendered for ``GET /v1/jobs/{id}/result``: CSV, Parquet,
-JSON arrays and matrix rows, read from the ``.npy`` files (memory-mapped, streamed in chunks)."""
+"""How a finished job's result folder is rendered for ``GET /v1/jobs/{id}/result``: JSON, CSV,
+Parquet, npy and matrix rows, read from the ``.npy`` files its
+:class:`~graphgpu.kernels.core.protocol.ResultManifest` names (memory-mapped, streamed in
+chunks)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,19 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from fastapi import Response
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.protocol import ResultManifest
 from graphgpu.kernels.core.store import load_npy
-from graphgpu.service.errors import ApiError
+from graphgpu.service.deps import AppState
+from graphgpu.service.errors import ApiError, Conflict, NotFound
+
+Format = Literal["json", "csv", "npy", "parquet"]
 
 #: Rows formatted per chunk of a streamed CSV.
 CSV_CHUNK_ROWS = 1 << 16
@@ -144,3 +153,111 @@ def matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param:
     return {str(source): dict(zip(targets, json_distances(np.asarray(matrix[row])),
                                   strict=True))
             for source, row in zip(ids.tolist(), pos.tolist(), strict=True)}
+
+
+def generated_graph(st: AppState, record: dict[str, Any]) -> str | None:
+    """The id of the graph a succeeded generator job made (None for other jobs, or once its
+    result expired), granted to the job's tenant: this is where the tenant learns the id.
+    Named as the worker named it, not by whoever stored the same graph first."""
+    if record["kind"] != "generate" or record["status"] != "succeeded":
+        return None
+    try:
+        graph_id = protocol.read_manifest(st.settings, record["id"]).summary["graph_id"]
+    except FileNotFoundError:
+        return None
+    if record.get("owner") is not None:
+        name = record.get("graph_name") or f"{record['algorithm']}-{record['params']['seed']}"
+        st.owners.grant(graph_id, record["owner"], name)
+    return graph_id
+
+
+def manifest_of(st: AppState, record: dict[str, Any]) -> tuple[Path, ResultManifest]:
+    """A succeeded job's result folder and manifest (409 for a job that did not succeed, 404
+    once the result expired)."""
+    if record["status"] != "succeeded":
+        error = record.get("error") or {}
+        detail = f": {error.get('message')}" if error else ""
+        raise Conflict("job_not_succeeded", f"job {record['id']} is {record['status']}{detail}")
+    try:
+        manifest = protocol.read_manifest(st.settings, record["id"])
+    except FileNotFoundError:
+        raise NotFound(f"the result of job {record['id']} has expired") from None
+    generated_graph(st, record)
+    return protocol.result_folder(st.settings, record["id"]), manifest
+
+
+def render(st: AppState, record: dict[str, Any], format: Format, field: str | None,
+           rows: tuple[str, str] | None, summary_only: bool) -> Any:
+    """The response of ``GET /v1/jobs/{id}/result`` for a job's record.
+
+    Parameters
+    ----------
+    st : AppState
+    record : dict
+        The job's record.
+    format : {"json", "csv", "npy", "parquet"}
+    field : str, optional
+        The array of ``format=npy`` or of ``rows``.
+    rows : (str, str), optional
+        The query parameter's name (``rows`` or ``sources``) and its comma-separated ids.
+    summary_only : bool
+        JSON without node values and arrays.
+    """
+    folder, manifest = manifest_of(st, record)
+    job_id, limit = record["id"], st.settings.max_json_result_nodes
+    node_fields, arrays = manifest.node_values, manifest.arrays
+    if rows is not None:
+        param, wanted = rows
+        if format != "json":
+            raise ApiError(422, "invalid_rows", f"{param} needs format=json", field=param)
+        return JSONResponse(matrix_rows(folder, arrays, field or "distance", wanted, param,
+                                        limit))
+    if format == "csv":
+        body = (csv_rows(folder, node_fields) if node_fields
+                else csv_without_node_values(folder, arrays, manifest.summary))
+        return StreamingResponse(body, media_type="text/csv", headers={
+            "Content-Disposition": f"attachment; filename={job_id}.csv"})
+    if format == "parquet":
+        return Response(parquet(folder, node_fields, arrays),
+                        media_type="application/vnd.apache.parquet",
+                        headers={"Content-Disposition":
+                                 f"attachment; filename={job_id}.parquet"})
+    if format == "npy":
+        available = ["node_id", *node_fields, *arrays]
+        name = field or (node_fields[0] if node_fields else None)
+        if name not in available:
+            raise ApiError(422, "unknown_field", f"field must be one of {', '.join(available)}",
+                           field="field")
+        return FileResponse(folder / f"{name}.npy", media_type="application/octet-stream",
+                            filename=f"{job_id}.{name}.npy")
+    return as_json(folder, manifest, record, summary_only, limit)
+
+
+def as_json(folder: Path, manifest: ResultManifest, record: dict[str, Any], summary_only: bool,
+            limit: int) -> dict[str, Any]:
+    """The JSON result: node values keyed by original node id, arrays as lists (413 past
+    ``limit`` nodes or matrix cells)."""
+    node_fields, arrays = manifest.node_values, manifest.arrays
+    head = {
+        "job_id": record["id"],
+        "algorithm": record["algorithm"],
+        "graph_id": record.get("graph_id"),
+        "backend": record["backend"],
+        "device": record["device"],
+        "graph_view": manifest.graph_view,
+        "node_id_fields": manifest.node_id_fields,
+        "summary": manifest.summary,
+        "available": {"node_values": list(node_fields), "arrays": list(arrays)},
+    }
+    if summary_only:
+        return {**head, "node_values": {}, "arrays": {}}
+    if node_fields and manifest.n > limit:
+        raise ApiError(413, "result_too_large", f"{manifest.n} nodes are too many for JSON; use "
+                       "?fields=summary, ?format=csv or ?format=npy&field=...", field="format")
+    ids = load_npy(folder / "node_id.npy").tolist() if node_fields else []
+    return {
+        **head,
+        "node_values": {f: dict(zip(map(str, ids), load_npy(folder / f"{f}.npy").tolist(),
+                                    strict=True)) for f in node_fields},
+        "arrays": {a: json_array(folder / f"{a}.npy", limit) for a in arrays},
+    }

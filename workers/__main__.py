@@ -141,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         device=device.device_name(backend),
     )
     install(context)
-    description = {"name": name, "backend": backend, "device": context.device,
-                   "host": socket.gethostname(), "pid": os.getpid(), "started_at": time.time()}
+    description = context.description()
     monitor = subprocess.Popen(
         [sys.executable, "-m", "graphgpu.workers.monitor", str(os.getpid()), name],
         stdin=subprocess.PIPE, start_new_session=True)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
 from redis import Redis
 
@@ -21,6 +25,12 @@ class WorkerContext:
     name: str
     backend: Backend
     device: str
+    started_at: float = field(default_factory=time.time)
+
+    def description(self) -> dict[str, Any]:
+        """The worker's heartbeat record (its monitor adds memory and the current job)."""
+        return {"name": self.name, "backend": self.backend, "device": self.device,
+                "host": socket.gethostname(), "pid": os.getpid(), "started_at": self.started_at}
 
 
 _context: WorkerContext | None = None

@@ -142,9 +142,9 @@ class IslandExchange:
 
 
 def _shard_outcomes(ctx: WorkerContext, ids: list[str]
-                    ) -> tuple[list[dict[str, Any] | None], list[dict[str, Any]]]:
+                    ) -> tuple[list[protocol.ResultManifest | None], list[dict[str, Any]]]:
     """Each shard's result manifest (None unless it succeeded) and its public state."""
-    manifests: list[dict[str, Any] | None] = []
+    manifests: list[protocol.ResultManifest | None] = []
     states = []
     for shard_id in ids:
         shard = records.read(ctx.redis, ctx.settings, shard_id) or {"status": "expired"}
@@ -153,9 +153,8 @@ def _shard_outcomes(ctx: WorkerContext, ids: list[str]
                           if shard.get(k)}})
         manifest = None
         if shard["status"] == "succeeded":
-            path = protocol.result_folder(ctx.settings, shard_id) / protocol.RESULT_MANIFEST
             try:
-                manifest = json.loads(path.read_text())
+                manifest = protocol.read_manifest(ctx.settings, shard_id)
             except FileNotFoundError:  # expired meanwhile: as good as failed
                 states[-1]["status"] = "expired"
         manifests.append(manifest)
@@ -172,7 +171,7 @@ def _finish(ctx: WorkerContext, algorithm: Algorithm, record: dict[str, Any],
     params = algorithm.params_model.model_validate(record["params"])
     try:
         index, summary = algorithm.merge(
-            params, [m["summary"] if m else None for m in manifests])
+            params, [m.summary if m else None for m in manifests])
     except KernelError as exc:
         failed = "; ".join(f"{s['id']}: {s.get('error', {}).get('message', s['status'])}"
                            for s in states)
@@ -181,9 +180,9 @@ def _finish(ctx: WorkerContext, algorithm: Algorithm, record: dict[str, Any],
     winner, source = manifests[index], protocol.result_folder(ctx.settings, ids[index])
     assert winner is not None  # merge only picks a shard that succeeded
     summary = algorithm.result_model.model_validate(summary).model_dump(mode="json")
-    names = ["node_id", *winner["node_values"], *winner["arrays"]]
-    arrays = {name: np.load(source / f"{name}.npy") for name in names}
-    protocol.write_result(ctx.settings, record["id"], {**winner, "summary": summary}, arrays)
+    arrays = {name: np.load(source / f"{name}.npy") for name in winner.files()}
+    protocol.write_result(ctx.settings, record["id"],
+                          winner.model_copy(update={"summary": summary}), arrays)
     fields.update(backend=states[index].get("backend"), device=states[index].get("device"))
     return "succeeded", fields
 

@@ -72,7 +72,8 @@ def recover_lost_jobs(redis: Redis, settings: Settings, dead_worker: str | None 
             continue
         if owner != dead_worker and redis.exists(protocol.worker_key(settings, owner)):
             continue
-        outcome = records.recover_lost(redis, settings, job_id, owner)
+        outcome = records.recover_lost(redis, settings, job_id, owner,
+                                       dead=owner == dead_worker)
         if outcome:
             outcomes[job_id] = outcome
             log.warning("job %s %s: worker %s lost", job_id, outcome, owner)

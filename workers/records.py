@@ -37,9 +37,19 @@ def read(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None
     return protocol.decode_record(raw) if raw else None
 
 
-def claim(redis: Redis, settings: Settings, job_id: str, worker: str) -> dict[str, Any] | None:
-    """Move a queued job to running; None if it was canceled (or expired) meanwhile."""
+def claim(redis: Redis, settings: Settings, job_id: str, worker: str,
+          heartbeat: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Move a queued job to running on ``worker``; None if it was canceled (or expired)
+    meanwhile.
+
+    The attempt's owner is live from the claim on: in the same transaction, the worker's
+    heartbeat key is written (unless its monitor already beats; ``heartbeat`` is the record
+    written, by default the name alone) with the monitors' expiry. So no monitor can see the
+    job running on a worker without a heartbeat and take the attempt for lost, however late
+    the worker's own monitor beats first (a restarted worker's race).
+    """
     key = protocol.job_key(settings, job_id)
+    beat = protocol.worker_key(settings, worker)
     with redis.pipeline() as pipe:
         while True:
             try:
@@ -56,6 +66,9 @@ def claim(redis: Redis, settings: Settings, job_id: str, worker: str) -> dict[st
                 })
                 pipe.hincrby(key, "attempts", 1)  # a JSON integer, like every other value
                 pipe.sadd(protocol.running_key(settings), job_id)
+                pipe.set(beat, json.dumps(heartbeat or {"name": worker}), nx=True,
+                         px=int(settings.worker_dead_after_seconds * 1000))
+                pipe.sadd(protocol.workers_key(settings), worker)
                 pipe.execute()
                 return read(redis, settings, job_id)
             except WatchError:
@@ -99,6 +112,7 @@ def finish(
                 }.items()})
                 pipe.expire(key, settings.result_ttl)
                 pipe.srem(protocol.running_key(settings), job_id)
+                pipe.hdel(protocol.admitted_key(settings), job_id)  # its memory is back
                 # In the same transaction as the status: a waiter woken by it reads the end.
                 pipe.publish(protocol.job_done_channel(settings, job_id), status)
                 if graph_id:
@@ -109,8 +123,13 @@ def finish(
                 continue
 
 
-def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str) -> str | None:
+def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str,
+                 dead: bool = False) -> str | None:
     """Deal with a job whose worker ``worker`` is gone: queue it again, or end it.
+
+    Only while the worker's heartbeat has expired (or ``dead``: its own monitor saw it exit),
+    checked in the transaction that changes the job: an attempt whose owner beats is never
+    taken for lost.
 
     A job gets :data:`MAX_ATTEMPTS` runs: before that it goes back to ``queued`` (the RQ job
     re-enqueued with the same id on its original queue, the loss noted in ``lost`` and in the
@@ -127,10 +146,13 @@ def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str) -> 
         on ``worker`` (it finished, or another monitor got there first).
     """
     key = protocol.job_key(settings, job_id)
+    beat = protocol.worker_key(settings, worker)
     with redis.pipeline() as pipe:
         while True:
             try:
-                pipe.watch(key)
+                pipe.watch(key, beat)
+                if not dead and pipe.exists(beat):
+                    return None  # its owner beats: not lost
                 raw = pipe.hgetall(key)
                 record = protocol.decode_record(raw)
                 if record.get("status") != "running":
@@ -196,17 +218,32 @@ def _end_lost(redis: Redis, settings: Settings, job_id: str, worker: str, status
     return status if done else None
 
 
+#: Write a running job's progress (ARGV[1]) if it runs on worker ARGV[2] (JSON; "" for any);
+#: returns its status, worker and cancel flag.
+_REPORT = """
+local status = redis.call('HGET', KEYS[1], 'status')
+local worker = redis.call('HGET', KEYS[1], 'worker')
+if status == '"running"' and (ARGV[2] == '' or worker == ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'progress', ARGV[1])
+end
+return {status, worker, redis.call('HGET', KEYS[1], 'cancel_requested')}
+"""
+
+
 @dataclass
 class ProgressReporter:
     """The :class:`~graphgpu.kernels.core.registry.ProgressFn` handed to kernels.
 
     Writes ``progress`` at most every :data:`PROGRESS_INTERVAL` seconds and raises
-    :class:`~graphgpu.kernels.core.errors.JobCanceled` once the API has flagged the job.
+    :class:`~graphgpu.kernels.core.errors.JobCanceled` once the API has flagged the job, or
+    once the attempt is no longer ``worker``'s (the job ended, failed or was queued again
+    elsewhere): a worker never computes a job it no longer owns.
     """
 
     redis: Redis
     settings: Settings
     job_id: str
+    worker: str | None = None
     _last: float = field(default=0.0, init=False)
 
     def __call__(self, fraction: float, message: str = "") -> None:
@@ -214,11 +251,14 @@ class ProgressReporter:
         if now - self._last < PROGRESS_INTERVAL and fraction < 1.0:
             return
         self._last = now
-        key = protocol.job_key(self.settings, self.job_id)
-        pipe = self.redis.pipeline()
-        pipe.hset(key, "progress", json.dumps({"fraction": min(max(fraction, 0.0), 1.0),
-                                               "message": message}))
-        pipe.hget(key, "cancel_requested")
-        _, canceled = pipe.execute()
-        if canceled and json.loads(canceled):
+        progress = json.dumps({"fraction": min(max(fraction, 0.0), 1.0), "message": message})
+        # One script: the progress is written only while the attempt is this one.
+        status, owner, canceled = (json.loads(v) if v else None for v in self.redis.eval(
+            _REPORT, 1, protocol.job_key(self.settings, self.job_id), progress,
+            json.dumps(self.worker) if self.worker else ""))
+        if canceled:
             raise JobCanceled("canceled by request while running")
+        if status != "running" or (self.worker is not None and owner != self.worker):
+            raise JobCanceled(f"the job is {status or 'gone'}"
+                              + (f" on worker {owner}" if owner else "")
+                              + "; this attempt stops")

@@ -75,10 +75,11 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     arrays = {"node_id": np.asarray(graph.node_ids)}
     for name, values in (*result.node_values.items(), *result.arrays.items()):
         arrays[name] = _translate(graph, result, name, values)
-    manifest = {"summary": summary, "n": graph.n, "node_values": list(result.node_values),
-                "arrays": list(result.arrays), "graph_view": view,
-                "node_id_fields": [f for f in result.node_id_fields
-                                   if f in result.node_values or f in result.arrays]}
+    manifest = protocol.ResultManifest(
+        summary=summary, n=graph.n, node_values=list(result.node_values),
+        arrays=list(result.arrays), graph_view=view,
+        node_id_fields=[f for f in result.node_id_fields
+                        if f in result.node_values or f in result.arrays])
     protocol.write_result(ctx.settings, record["id"], manifest, arrays)
     return False
 
@@ -103,21 +104,21 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     )
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
     summary = {"graph_id": meta["id"], "n": meta["n"], "m": meta["m"], "created": created}
-    manifest = {"summary": summary, "n": 0, "node_values": [], "arrays": []}
-    protocol.write_result(ctx.settings, record["id"], manifest, {})
+    protocol.write_result(ctx.settings, record["id"], protocol.ResultManifest(summary=summary), {})
     return ran_on
 
 
 def execute(job_id: str) -> None:
     """Run the job ``job_id`` (the RQ entry point; the job's spec is in its record)."""
     ctx = current_context()
-    record = records.claim(ctx.redis, ctx.settings, job_id, ctx.name)
+    record = records.claim(ctx.redis, ctx.settings, job_id, ctx.name,
+                           heartbeat=ctx.description())
     if record is None:
         log.info("job %s was canceled or expired before it ran", job_id)
         return
     started = time.time()
     timings: dict[str, float] = {"queued_ms": (started - record["created_at"]) * 1e3}
-    progress = records.ProgressReporter(ctx.redis, ctx.settings, job_id)
+    progress = records.ProgressReporter(ctx.redis, ctx.settings, job_id, ctx.name)
     fields: dict[str, Any] = {"device": ctx.device, "timings": timings}
     status, fanned_out = "succeeded", False
     try:

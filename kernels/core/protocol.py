@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from graphgpu.kernels.core.settings import Settings
 
@@ -40,6 +41,12 @@ def job_key(settings: Settings, job_id: str) -> str:
 def running_key(settings: Settings) -> str:
     """Set of the ids of jobs some worker runs now."""
     return settings.key("jobs", "running")
+
+
+def admitted_key(settings: Settings) -> str:
+    """Hash of the memory (JSON ``host_bytes``, ``device_bytes``) of each job admitted and not
+    finished, by job id: admission subtracts it from what the workers report free."""
+    return settings.key("jobs", "admitted")
 
 
 def job_index_key(settings: Settings, tenant: str | None = None) -> str:
@@ -89,12 +96,47 @@ def result_folder(settings: Settings, job_id: str) -> Path:
     return settings.results_dir / job_id
 
 
-def read_manifest(settings: Settings, job_id: str) -> dict[str, Any]:
+class ResultManifest(BaseModel):
+    """What a finished job's result folder holds: the one result type that workers write
+    (:func:`write_result`) and the API reads (:func:`read_manifest`).
+
+    Attributes
+    ----------
+    summary : dict
+        The algorithm's result model, dumped to JSON (a generator's: the new graph's id, n, m).
+    n : int
+        Nodes of the graph the job ran on (rows of ``node_id.npy``); 0 without node values.
+    node_values : list of str
+        Names of the per-node arrays (``<name>.npy``, aligned with ``node_id.npy``).
+    arrays : list of str
+        Names of the other arrays (a node x node matrix, a list of members, ...).
+    graph_view : str, optional
+        ``undirected``, ``directed`` or ``symmetrised`` (:func:`registry.graph_view`); None
+        for a generator.
+    node_id_fields : list of str
+        The node-value and array names whose values are node ids (original ids).
+    """
+
+    summary: dict[str, Any]
+    n: int = 0
+    node_values: list[str] = []
+    arrays: list[str] = []
+    graph_view: str | None = None
+    node_id_fields: list[str] = []
+
+    def files(self) -> list[str]:
+        """Names of the folder's ``.npy`` files (``node_id`` first, where there is one)."""
+        names = [*self.node_values, *self.arrays]
+        return ["node_id", *names] if self.n or names else names
+
+
+def read_manifest(settings: Settings, job_id: str) -> ResultManifest:
     """The manifest of a job's result (raises ``OSError`` when there is none)."""
-    return json.loads((result_folder(settings, job_id) / RESULT_MANIFEST).read_text())
+    return ResultManifest.model_validate_json(
+        (result_folder(settings, job_id) / RESULT_MANIFEST).read_bytes())
 
 
-def write_result(settings: Settings, job_id: str, manifest: dict[str, Any],
+def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
                  arrays: dict[str, np.ndarray]) -> None:
     """Write a job's result folder atomically (a staging folder, then one rename).
 
@@ -102,16 +144,15 @@ def write_result(settings: Settings, job_id: str, manifest: dict[str, Any],
     ----------
     settings : Settings
     job_id : str
-    manifest : dict
-        ``summary``, ``n`` and the names of the node-value and other arrays.
+    manifest : ResultManifest
     arrays : dict of str to ndarray
-        Saved as ``<name>.npy``.
+        Saved as ``<name>.npy`` (those :meth:`ResultManifest.files` names).
     """
     staging = settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
     for name, array in arrays.items():
         np.save(staging / f"{name}.npy", array)
-    (staging / RESULT_MANIFEST).write_text(json.dumps(manifest))
+    (staging / RESULT_MANIFEST).write_text(manifest.model_dump_json())
     target = result_folder(settings, job_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(target, ignore_errors=True)

@@ -7,6 +7,7 @@ requests and publishes schemas from here, the worker runs from here, the CLI and
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -188,6 +189,30 @@ class Algorithm:
         return self.cpu if backend == "cpu" else self.gpu
 
 
+def view_name(algorithm: Algorithm, directed: bool) -> str:
+    """The rule of :func:`graph_view` on a graph's ``directed`` flag alone (the API checks it
+    from the graph's metadata, before a job is queued).
+
+    Returns
+    -------
+    str
+        ``undirected``, ``directed`` or ``symmetrised``.
+
+    Raises
+    ------
+    InvalidInput
+        A directed graph and an algorithm that refuses them (``field="directed"``).
+    """
+    if not directed:
+        return "undirected"
+    if algorithm.directed == "native":
+        return "directed"
+    if algorithm.directed == "symmetrise":
+        return "symmetrised"
+    raise InvalidInput(f"{algorithm.name} does not run on directed graphs; upload the graph "
+                       "without directed=true", field="directed", code="directed_graph")
+
+
 def graph_view(algorithm: Algorithm, graph: Graph) -> tuple[Graph, str]:
     """The graph ``algorithm`` runs on, and that view's name for job records.
 
@@ -197,21 +222,15 @@ def graph_view(algorithm: Algorithm, graph: Graph) -> tuple[Graph, str]:
         ``graph`` itself, or its symmetrised view for a ``symmetrise`` algorithm on a directed
         graph.
     view : str
-        ``undirected``, ``directed`` or ``symmetrised``.
+        ``undirected``, ``directed`` or ``symmetrised`` (:func:`view_name`).
 
     Raises
     ------
     InvalidInput
         A directed graph and an algorithm that refuses them (``field="directed"``).
     """
-    if not graph.directed:
-        return graph, "undirected"
-    if algorithm.directed == "native":
-        return graph, "directed"
-    if algorithm.directed == "symmetrise":
-        return graph.undirected(), "symmetrised"
-    raise InvalidInput(f"{algorithm.name} does not run on directed graphs; upload the graph "
-                       "without directed=true", field="directed", code="directed_graph")
+    view = view_name(algorithm, graph.directed)
+    return (graph.undirected() if view == "symmetrised" else graph), view
 
 
 @dataclass(frozen=True)
@@ -299,12 +318,16 @@ def generators() -> dict[str, Generator]:
 
 
 def _named(table: dict[str, Any], name: str, kind: str) -> Any:
-    """``table[name]``, or :class:`UnknownName` listing the known names (``field=kind``)."""
+    """``table[name]``, or :class:`UnknownName` with the closest names ("did you mean") and
+    the known ones (``field=kind``)."""
     try:
         return table[name]
     except KeyError:
         known = ", ".join(sorted(table))
-        raise UnknownName(f"unknown {kind} {name!r}; known: {known}", field=kind) from None
+        close = difflib.get_close_matches(name, table, n=3)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+        raise UnknownName(f"unknown {kind} {name!r}{hint}; known: {known}",
+                          field=kind) from None
 
 
 def get_algorithm(name: str) -> Algorithm:

@@ -96,6 +96,10 @@ class Settings(BaseSettings):
                     "default.")
     log_requests: bool = Field(False, description="Log every API request at info level "
                                                   "(default: at debug, i.e. not shown).")
+    max_long_polls: int = Field(
+        50, ge=0, description="Long-polls (GET /v1/jobs/{id}?wait=) one API process holds at "
+                              "once, each on a Redis connection of its own (the pool has 100); "
+                              "past it a poll is answered at once with Retry-After.")
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -16,11 +16,12 @@ from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.io.formats import FORMATS, parse_graph
 from graphgpu.kernels.core.registry import Generator, get_generator
 from graphgpu.kernels.generators import preferred_backend, validate_params
+from graphgpu.service.admission import require_backend, validation_error
 from graphgpu.service.auth import Caller, caller
 from graphgpu.service.deps import State, state
 from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
 from graphgpu.service.limits import check_device_memory, check_host_memory
-from graphgpu.service.routes.jobs import job_out, require_backend, validation_error
+from graphgpu.service.routes.jobs import job_out
 from graphgpu.service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
 from graphgpu.service.uploads import parse_slot, read_upload
 from graphgpu.service.validation import check_name, file_name, strict_params
@@ -182,7 +183,7 @@ def _check_generator_memory(st: State, generator: Generator, params: Any,
     no live worker has that much host (or GPU) memory available."""
     if generator.estimate is None:
         return None
-    workers = st.jobs.live_workers()
+    workers = st.jobs.capacity()  # free memory less what admitted jobs take
     gpu = requested != "cpu" and any(w["backend"] == "gpu" for w in workers)
     backend = preferred_backend(generator.name, params, gpu=gpu)
     record = {"backend": backend, **generator.estimate(params, backend).as_dict()}
@@ -201,7 +202,7 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
     try:
         generator = get_generator(body.generator)
     except KernelError as exc:
-        raise ApiError(422, exc.code, exc.message, field="generator") from None
+        raise from_kernel_error(exc, status=422, field="generator") from None
     check_name(body.name, st.settings)
     try:
         params = validate_params(generator.name, strict_params(generator.params_model,
@@ -210,14 +211,15 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
         raise validation_error(exc) from None
     except KernelError as exc:
         raise from_kernel_error(exc, field_prefix="params.") from None
-    require_backend(st, body.backend)
-    estimate = _check_generator_memory(st, generator, params, body.backend)
+    require_backend(st.jobs.live_workers(), body.backend)
     who = caller(request)
-    record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
-                               params=params.model_dump(mode="json"), backend=body.backend,
-                               idempotency_key=None, owner=who.tenant, key_id=who.key_id,
-                               extra={"graph_name": body.name,
-                                      **({"estimate": estimate} if estimate else {})})
+    with st.jobs.admitting():  # memory counted and the job recorded as one step
+        estimate = _check_generator_memory(st, generator, params, body.backend)
+        record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
+                                   params=params.model_dump(mode="json"), backend=body.backend,
+                                   idempotency_key=None, owner=who.tenant, key_id=who.key_id,
+                                   extra={"graph_name": body.name,
+                                          **({"estimate": estimate} if estimate else {})})
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
 

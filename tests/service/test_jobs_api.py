@@ -192,3 +192,37 @@ def test_openapi_operation_ids(stack: Stack) -> None:
     assert {"graphs-upload", "graphs-generate", "jobs-submit", "jobs-get", "jobs-result",
             "jobs-cancel", "algorithms-list"} <= ids
     assert stack.http.get("/docs").status_code == 200
+
+
+def test_unknown_names_get_a_suggestion(stack: Stack) -> None:
+    graph = _graph(stack)
+    response = stack.http.post("/v1/jobs", json={"graph_id": graph["id"], "algorithm": "bsf",
+                                                 "params": {"source": 10}})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["field"] == "algorithm" and "did you mean 'bfs'" in error["message"]
+    response = stack.http.post("/v1/graphs/generate",
+                               json={"generator": "erdos_renyl", "params": {}})
+    assert response.status_code == 422
+    assert "did you mean 'erdos_renyi'" in response.json()["error"]["message"]
+
+
+def test_a_wait_past_the_maximum_waits_the_maximum(stack: Stack) -> None:
+    job = stack.submit(_graph(stack)["id"], "bfs", {"source": 10}).json()
+    stack.wait_job(job["id"])
+    response = stack.http.get(f"/v1/jobs/{job['id']}", params={"wait": 60})
+    assert response.status_code == 200 and response.json()["status"] == "succeeded"
+    assert stack.http.get(f"/v1/jobs/{job['id']}", params={"wait": -1}).status_code == 422
+
+
+def test_a_generator_job_names_its_graph_at_the_top(stack: Stack) -> None:
+    response = stack.http.post("/v1/graphs/generate", json={
+        "generator": "grid", "params": {"rows": 3, "cols": 4}, "name": "small-grid"})
+    assert response.status_code == 202 and response.json()["graph_id"] is None
+    job = stack.wait_job(response.json()["id"])
+    assert job["status"] == "succeeded" and job["graph_id"]
+    summary = stack.http.get(f"/v1/jobs/{job['id']}/result").json()["summary"]
+    assert job["graph_id"] == summary["graph_id"]
+    assert stack.http.get(f"/v1/graphs/{job['graph_id']}").json()["n"] == 12
+    listed = {j["id"]: j for j in stack.http.get("/v1/jobs").json()["jobs"]}
+    assert listed[job["id"]]["graph_id"] == job["graph_id"]

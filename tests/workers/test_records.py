@@ -57,6 +57,8 @@ def _take(redis: Redis, settings: Settings, job_id: str, worker: str) -> None:
     redis.zadd(StartedJobRegistry(queue.name, connection=redis).key,
                {f"{job_id}:{uuid.uuid4().hex}": time.time() + 3600})
     assert records.claim(redis, settings, job_id, worker) is not None
+    # then it dies: the heartbeat that the claim wrote expires
+    redis.delete(protocol.worker_key(settings, worker))
 
 
 def test_claim_then_finish(env) -> None:

@@ -1,0 +1,190 @@
+"""Admission of a job before it is queued: the algorithm and its parameters, the graph's
+directed rule, node parameters, the backend, and the cost and memory estimates.
+
+One :class:`Admission` serves one ``POST /v1/jobs``: it reads the graph's metadata once and the
+live workers once, and maps the stored graph (memory-mapped: an estimate pages in only the arrays
+it reads) only for an algorithm that makes an estimate. Memory is compared with what the workers
+have free less what the jobs already admitted and not finished are estimated to take
+(:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
+the same free memory: :meth:`Admission.check_memory` runs again under the admission lock
+(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from graphgpu.kernels.core.errors import KernelError
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import (
+    Algorithm,
+    Backend,
+    Estimate,
+    get_algorithm,
+    graph_view,
+    view_name,
+)
+from graphgpu.service.deps import AppState
+from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
+from graphgpu.service.limits import (
+    check_device_memory,
+    check_host_memory,
+    default_device_bytes,
+    default_host_bytes,
+)
+from graphgpu.service.validation import check_node_values, strict_params
+
+
+def validation_error(exc: ValidationError, prefix: str = "params") -> ApiError:
+    """422 naming the first invalid parameter, e.g. ``params.source``."""
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    field = f"{prefix}.{loc}" if loc else prefix
+    return ApiError(422, "invalid_params", f"{field}: {first['msg']}", field=field)
+
+
+def require_backend(workers: list[dict[str, Any]], backend: str) -> None:
+    """Refuse at submit time a backend that no live worker offers."""
+    if backend == "gpu" and not any(w["backend"] == "gpu" for w in workers):
+        raise Conflict("no_gpu_worker", "backend=gpu was asked for but no GPU worker is running",
+                       field="backend")
+
+
+def algorithm_and_params(name: str, params: dict[str, Any]) -> tuple[Algorithm, BaseModel]:
+    """The named algorithm and its validated parameters (422 naming what is wrong)."""
+    try:
+        algorithm = get_algorithm(name)
+        return algorithm, strict_params(algorithm.params_model, params)
+    except KernelError as exc:
+        raise from_kernel_error(exc, status=422, field="algorithm") from None
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+class Admission:
+    """The checks of one job on one stored graph, before it is queued.
+
+    Parameters
+    ----------
+    st : AppState
+    algorithm : Algorithm
+    params : BaseModel
+        Validated by :func:`algorithm_and_params`.
+    graph_id : str
+        A graph the caller owns.
+    requested : str
+        ``auto``, ``cpu`` or ``gpu``.
+    """
+
+    def __init__(self, st: AppState, algorithm: Algorithm, params: BaseModel, graph_id: str,
+                 requested: str) -> None:
+        self.st, self.algorithm, self.params = st, algorithm, params
+        self.graph_id, self.requested = graph_id, requested
+        self.meta = st.graphs.meta(graph_id)  # the one read of meta.json
+        self.workers = st.jobs.capacity()  # the one read of the live workers
+        self._needs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # set by check()
+
+    @cached_property
+    def graph(self) -> Graph:
+        """The graph the algorithm runs on, memory-mapped (read only by estimates)."""
+        return graph_view(self.algorithm, self.st.graphs.load(self.graph_id))[0]
+
+    def check(self) -> tuple[dict[str, Any] | None, dict[str, int]]:
+        """Run every check; the estimate to record (None for none) and the memory to count
+        against later admissions (``host_bytes``, ``device_bytes``).
+
+        Raises
+        ------
+        ApiError
+            422 (directed graph refused, unknown node, parameters refused by the estimate,
+            too long), 409 (no GPU worker), 413 (result too large, not enough memory).
+        """
+        try:
+            view_name(self.algorithm, bool(self.meta.get("directed")))
+        except KernelError as exc:
+            raise from_kernel_error(exc, status=422) from None
+        self._check_node_params()
+        require_backend(self.workers, self.requested)
+        return self._check_estimate()
+
+    def _check_node_params(self) -> None:
+        if not self.algorithm.node_params:
+            return
+        node_ids = self.st.graphs.node_ids(self.graph_id)
+        for name in self.algorithm.node_params:
+            value = getattr(self.params, name)
+            raw = np.asarray(value if value is not None else [], dtype=object)
+            check_node_values(raw.ravel().tolist(), f"params.{name}")
+            values = np.atleast_1d(np.asarray(value if value is not None else [],
+                                              dtype=np.int64))
+            pos = np.searchsorted(node_ids, values)
+            found = (pos < node_ids.shape[0]) & (
+                node_ids[np.minimum(pos, node_ids.shape[0] - 1)] == values)
+            if not found.all():
+                missing = int(values[~found][0])
+                raise ApiError(422, "unknown_node", f"params.{name}: node {missing} is not in "
+                               f"graph {self.graph_id}", field=f"params.{name}")
+
+    def backend(self) -> Backend:
+        """The backend the job will most likely run on: ``auto`` goes to a GPU when one is
+        live."""
+        if self.requested in ("cpu", "gpu"):
+            return "cpu" if self.requested == "cpu" else "gpu"
+        return "gpu" if any(w["backend"] == "gpu" for w in self.workers) else "cpu"
+
+    def estimate(self, backend: Backend) -> Estimate:
+        """The algorithm's estimate (an empty one for an algorithm that makes none); 422 for
+        parameters the estimate refuses (``critical_nodes``' ``k``, checked here once)."""
+        if self.algorithm.estimate is None:
+            return Estimate()
+        try:
+            return self.algorithm.estimate(self.graph, self.params, backend)
+        except KernelError as exc:
+            raise from_kernel_error(exc, field_prefix="params.", status=422,
+                                    field="params") from None
+
+    def check_memory(self, workers: list[dict[str, Any]]) -> None:
+        """413 when no worker of ``workers`` (:meth:`JobStore.capacity`) has the memory that
+        :meth:`check` estimated free (host memory; GPU memory for a GPU job)."""
+        host, device = self._needs
+        check_host_memory(workers, host)
+        if device["backend"] == "gpu":
+            check_device_memory(workers, device)
+
+    def _check_estimate(self) -> tuple[dict[str, Any] | None, dict[str, int]]:
+        """Refuse a job whose estimated cost passes a limit, or whose memory passes what the
+        workers have free for it; else its estimate record and memory.
+
+        A job that may run on a GPU is also compared with the largest free GPU memory of the
+        live GPU workers (with a default device estimate for algorithms that make none).
+        """
+        backend = self.backend()
+        estimate = self.estimate(backend)
+        record = {"backend": backend, **estimate.as_dict()}
+        if backend == "gpu" and estimate.device_bytes is None:
+            record["device_bytes"] = default_device_bytes(self.meta)
+        limits = self.st.settings
+        detail = f"; {estimate.detail}" if estimate.detail else ""
+        if estimate.result_bytes is not None and estimate.result_bytes > limits.max_result_bytes:
+            raise ApiError(413, "result_too_large",
+                           f"the result would take about {estimate.result_bytes:,} bytes, over "
+                           f"GRAPHGPU_MAX_RESULT_BYTES={limits.max_result_bytes:,}{detail}",
+                           field="params", extra={"estimate": record})
+        if estimate.seconds is not None and estimate.seconds > limits.max_job_seconds:
+            raise ApiError(422, "job_too_long",
+                           f"the job would take about {estimate.seconds:,.0f} s on the "
+                           f"{backend}, over GRAPHGPU_MAX_JOB_SECONDS={limits.max_job_seconds}"
+                           f"{detail}", field="params", extra={"estimate": record})
+        host = {} if estimate.host_bytes is not None else {  # (a default, not recorded)
+            "host_bytes": default_host_bytes(self.meta, estimate.result_bytes)}
+        self._needs = ({**record, **host}, record)
+        self.check_memory(self.workers)
+        memory = {k: int(v) for k, v in {**record, **host}.items()
+                  if k in ("host_bytes", "device_bytes") and v is not None}
+        # A CPU job without an estimate of its own records none (its default is not shown).
+        shown = self.algorithm.estimate is not None or backend == "gpu"
+        return (record if shown else None), memory
