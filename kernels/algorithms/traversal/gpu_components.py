@@ -82,6 +82,7 @@ class DeviceComponents:
         # The component count, written there by the kernel (no copy of its own to wait for).
         self.pinned = cp.cuda.alloc_pinned_memory(4)
         self.count = np.frombuffer(self.pinned, dtype=np.uint32, count=1)
+        self.count[0] = 0
         self.kernel = kernels(CC_SOURCE, ("cc_run",))["cc_run"]
         # Blocks that fit on a multiprocessor at once: the grid barriers need them all resident.
         per_sm = resident_blocks(self.kernel, CC_THREADS, CC_BLOCKS_PER_SM)
