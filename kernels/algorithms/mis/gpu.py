@@ -10,6 +10,9 @@ at the first round that leaves its successor's lists empty; rounds launched past
 run find empty lists and do nothing. Graphs of at most :func:`round_vertices` vertices run a
 completion phase's rounds in one persistent launch instead (``mis_rounds``, grid barriers between
 rounds; it stops by itself), read back once: there a launch per round cost more than the round.
+The run's start (counters zeroed, ``mis_init``'s pass) is folded into that launch, and the kernel
+copies the counters the host reads into pinned host memory, so a run without reductions is one
+launch and one stream sync.
 :func:`mis_gpu` is the entry point the registry holds.
 
 CuPy is imported on first use (:func:`graphgpu.kernels.core.device.cupy`), so this module imports
@@ -135,6 +138,11 @@ class GpuEngine:
                                                  -(-light // (ROUND_HEAVY_SHARE - 1))))
             self.round_grid = (self.round_heavy_blocks + light,)
             self.barrier = cp.zeros(1, dtype=cp.uint32)
+            # Where mis_rounds leaves the counters of its rounds (a batch's, as run_rounds reads).
+            self.pinned = cp.cuda.alloc_pinned_memory(4 * (SLOTS * self.batch + 2))
+            self.counts = np.frombuffer(self.pinned, dtype=np.int32, count=SLOTS * self.batch + 2)
+        #: Whether start() is still to be launched: the next mis_rounds launch takes it along.
+        self.start_pending = False
 
     # -- launching -------------------------------------------------------------------------------
 
@@ -168,15 +176,25 @@ class GpuEngine:
 
     def start(self, r: int) -> None:
         self._ensure(r + self.batch)
-        self._zero_ctl(0)
         self.all_round = r
         self.reductions_begun = False
+        self.start_pending = True
+        if not self.persistent:
+            self._launch_start()
+
+    def _launch_start(self) -> None:
+        """Launch start()'s work on its own, unless a mis_rounds launch took it along."""
+        if not self.start_pending:
+            return
+        self.start_pending = False
+        self._zero_ctl(0)
         self.fn["mis_init"](self.vertex_blocks, (THREADS,),
-                            (self.graph_args[0], np.int32(self.n), self.word, np.uint32(2 * r + 1),
-                             self.static_heavy, self.ctl[1:2]))
+                            (self.graph_args[0], np.int32(self.n), self.word,
+                             np.uint32(2 * self.all_round + 1), self.static_heavy, self.ctl[1:2]))
 
     def reduce_round(self, r: int) -> int:
         self._ensure(r + 1)
+        self._launch_start()
         if not self.reductions_begun:  # the first round examines every vertex
             if self.dirty is None:
                 self.dirty = self.cp.empty(2 * self.n, dtype=self.cp.int32)
@@ -218,8 +236,13 @@ class GpuEngine:
                 *self.graph_args, *self.light, *self.heavy, self.static_heavy, self.ctl,
                 self.barrier, np.int32(r), np.int32(batch), np.int32(r0), np.int32(f),
                 np.uint32(salt), np.int32(use_degree), np.int32(recount_first),
-                np.int32(self.all_round), np.int32(self.round_heavy_blocks)))
+                np.int32(self.all_round), np.int32(self.round_heavy_blocks),
+                np.int32(self.start_pending), np.int32(self.ctl.size), np.uint64(self.pinned.ptr)))
+            self.start_pending = False
+            self.cp.cuda.get_current_stream().synchronize()
+            counts = self.counts.copy()
         else:
+            self._launch_start()
             for rr in range(r, r + batch):
                 k = rr - r0
                 if use_degree and ((k == 0 and recount_first) or (k > 0 and f > 0
@@ -227,17 +250,19 @@ class GpuEngine:
                     self._visit("mis_degree", rr, rr + 1, self.aux, np.int32(-1))
                 self._visit("mis_select", rr, rr + 1, np.uint32(2 * rr + 1), np.uint32(salt),
                             np.int32(use_degree))
-        # Counters of the batch's rounds and the list sizes of the round after it.
-        counts = self.ctl[SLOTS * r:SLOTS * (r + batch) + 2].get()
+            # Counters of the batch's rounds and the list sizes of the round after it.
+            counts = self.ctl[SLOTS * r:SLOTS * (r + batch) + 2].get()
         live, wins = counts[2::SLOTS], counts[3::SLOTS]
+        listed = counts[SLOTS::SLOTS] + counts[SLOTS + 1::SLOTS]  # for the round after each
         self.phase_live = self.phase_live or int(live[0])
         self.last_live = int(live[-1])
-        for i in range(batch):
-            if live[i] == 0:  # nothing was live: round r+i did not happen
-                return r + i, live[:i].tolist(), int(wins.sum()), True
-            if counts[SLOTS * (i + 1)] + counts[SLOTS * (i + 1) + 1] == 0:  # none left after it
-                return r + i + 1, live[:i + 1].tolist(), int(wins.sum()), True
-        return r + batch, live.tolist(), int(wins.sum()), False
+        ends = np.flatnonzero((live == 0) | (listed == 0))
+        if ends.size == 0:
+            return r + batch, live.tolist(), int(wins.sum()), False
+        i = int(ends[0])
+        if live[i] == 0:  # nothing was live: round r+i did not happen
+            return r + i, live[:i].tolist(), int(wins.sum()), True
+        return r + i + 1, live[:i + 1].tolist(), int(wins.sum()), True  # none left after it
 
     def improve(self) -> int:
         return 0  # local search is CPU-only

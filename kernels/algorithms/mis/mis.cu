@@ -110,6 +110,23 @@ struct Ctx {
     }
 };
 
+// Everything live with its full degree (the first round visits all vertices, so only the heavy
+// ones are listed, in the static list); isolated vertices join at once with tag in_tag. Over
+// the whole grid (mis_init, and mis_rounds when it starts a run).
+__device__ void init_pass(const i64* indptr, int n, u64* word, u32 in_tag, int* static_heavy,
+                          int* static_n) {
+    const int stride = gridDim.x * blockDim.x;
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+        const i64 length = indptr[v + 1] - indptr[v];
+        if (length == 0) {
+            word[v] = in_tag;
+        } else {
+            word[v] = (u64)length << 32;
+            if (length > MIS_HEAVY) append(static_heavy, static_n, v);
+        }
+    }
+}
+
 // Visits the vertices of a round (or all vertices): the first heavy_blocks blocks take the heavy
 // list a warp per vertex, so that the long rows start first; the rest take the light list.
 template <class Op>
@@ -236,11 +253,22 @@ extern "C" __global__ void mis_degree(VISIT_PARAMS, const int* dirty, int round)
 // stops after the first round that leaves nothing listed for its successor (every block reads
 // the same counters after the barrier). Small graphs: a launch and host read-back per batch of
 // rounds cost more than the rounds. Every block must be resident at once (gpu.py sizes the grid).
+// start: the run's start comes first (gpu.GpuEngine.start: every counter zeroed, then mis_init's
+// pass with round r's tag), so that a whole run is one launch. host_out (pinned host memory, or
+// null): where block 0 copies the counters the host reads (ctl[SLOTS r .. SLOTS (r + rounds) + 2)),
+// so that the read-back needs no copy of its own.
 extern "C" __global__ void __launch_bounds__(256, ROUND_BLOCKS)
 mis_rounds(const i64* indptr, const int* indices, int n, u64* word, int* light0, int* light1,
-           int* heavy0, int* heavy1, const int* static_heavy, int* ctl, unsigned* bar, int r,
+           int* heavy0, int* heavy1, int* static_heavy, int* ctl, unsigned* bar, int r,
            int rounds, int r0, int f, u32 salt, int use_degree, int recount_first, int all_round,
-           int heavy_blocks) {
+           int heavy_blocks, int start, int ctl_words, int* host_out) {
+    if (start) {
+        const int stride = gridDim.x * blockDim.x;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < ctl_words; i += stride) ctl[i] = 0;
+        grid_sync(bar);
+        init_pass(indptr, n, word, 2u * r + 1u, static_heavy, ctl + 1);
+        grid_sync(bar);
+    }
     for (int rr = r; rr < r + rounds; ++rr) {
         const int every = rr == all_round;
         const int* light_in = rr & 1 ? light1 : light0;
@@ -261,6 +289,10 @@ mis_rounds(const i64* indptr, const int* indices, int n, u64* word, int* light0,
         grid_sync(bar);
         if (__ldcg(&ctl[SLOTS * (rr + 1)]) + __ldcg(&ctl[SLOTS * (rr + 1) + 1]) == 0) break;
     }
+    // After the last barrier every counter is final; rounds not run read as zeros.
+    if (host_out != nullptr && blockIdx.x == 0)
+        for (int i = threadIdx.x; i < SLOTS * rounds + 2; i += blockDim.x)
+            host_out[i] = __ldcg(&ctl[SLOTS * r + i]);
 }
 
 // One reduction round: isolated vertices join; v leaves when a live neighbour u with
@@ -409,20 +441,9 @@ extern "C" __global__ void mis_verify(VISIT_PARAMS) {
     flush(STATS + 2, op.undominated);
 }
 
-// Everything live with its full degree (the first round visits all vertices, so only the heavy
-// ones are listed, in the static list); isolated vertices join at once with tag in_tag.
 extern "C" __global__ void mis_init(const i64* indptr, int n, u64* word, u32 in_tag,
                                     int* static_heavy, int* static_n) {
-    const int stride = gridDim.x * blockDim.x;
-    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
-        const i64 length = indptr[v + 1] - indptr[v];
-        if (length == 0) {
-            word[v] = in_tag;
-        } else {
-            word[v] = (u64)length << 32;
-            if (length > MIS_HEAVY) append(static_heavy, static_n, v);
-        }
-    }
+    init_pass(indptr, n, word, in_tag, static_heavy, static_n);
 }
 
 // Members become FIXED_IN, or (drop) leave with probability 1/2; counts the members kept.

@@ -37,7 +37,9 @@
 #define PHASE_FLATTEN 3  // parent := root; roots ranked within tiles; component sizes counted
 #define PHASE_LABEL 4    // (scan the tile counts first) label := rank of the root; sizes out
 
-// Control words (= gpu_components.CTL_*; zeroed by the host before the first phase).
+// Control words (= gpu_components.CTL_*; zeroed by the host before a run's first phase, and left
+// so by a run that reaches the label phase: it zeroes what hook and flatten used, and the
+// barrier leaves CTL_ARRIVED at zero, so the next run on the same buffers needs no memset).
 #define CTL_ARRIVED 0       // grid barrier: blocks arrived
 #define CTL_GENERATION 1    // grid barrier: barriers passed
 #define CTL_MEDIUM 2        // worklist front: vertices for a warp
@@ -409,8 +411,9 @@ __device__ void flatten_phase(int n, int tile, int tiles, int* nstat, int* rank,
 
 // Serial step before label (the last block to arrive): tile counts -> exclusive offsets, in
 // place (each thread a contiguous run of tiles, one block scan of the run totals); the total is
-// the number of components.
-__device__ void scan_tiles(int tiles, int* tile_count, unsigned* ctl) {
+// the number of components, also written to host_count (pinned host memory) unless null. The
+// words of init, hook and flatten are zeroed for the next run (nothing reads them after this).
+__device__ void scan_tiles(int tiles, int* tile_count, unsigned* ctl, unsigned* host_count) {
     const int per = (tiles + blockDim.x - 1) / blockDim.x;
     const int first = min((int)threadIdx.x * per, tiles);
     const int last = min(first + per, tiles);
@@ -423,7 +426,11 @@ __device__ void scan_tiles(int tiles, int* tile_count, unsigned* ctl) {
         tile_count[t] = running;
         running += c;
     }
-    if (threadIdx.x == 0) ctl[CTL_COUNT] = (unsigned)total;
+    if (threadIdx.x == 0) {
+        ctl[CTL_COUNT] = (unsigned)total;
+        if (host_count != nullptr) *host_count = (unsigned)total;
+    }
+    if (threadIdx.x >= CTL_MEDIUM && threadIdx.x <= CTL_GIANT_RULE) ctl[threadIdx.x] = 0;
 }
 
 // Label: label[v] := rank of v's root among all roots (tile offset + rank in the tile); each
@@ -442,10 +449,12 @@ __device__ void label_phase(int n, int tile, const int* nstat, const int* rank,
 
 // The run, phases first..last (PHASE_*). scratch: nstat[n] | worklist, then root ranks [n] |
 // second links, then size counts, then labels [n] | tile counts, then offsets [tiles] | ctl.
-// A launch must not exceed CC_MIN_BLOCKS blocks per multiprocessor (grid barriers).
+// host_count: see scan_tiles. A launch must not exceed CC_MIN_BLOCKS blocks per multiprocessor
+// (grid barriers).
 extern "C" __global__ void __launch_bounds__(CC_THREADS, CC_MIN_BLOCKS)
 cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, int n,
-       long long arcs, int tile, int tiles, int* scratch, long long* sizes, int first, int last) {
+       long long arcs, int tile, int tiles, int* scratch, long long* sizes, int first, int last,
+       unsigned* host_count) {
     int* nstat = scratch;
     int* wl = scratch + n;
     int* label = scratch + 2 * (long long)n;
@@ -457,7 +466,7 @@ cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, in
             const bool last_block = grid_arrive(ctl, seen);
             if (last_block) {
                 if (phase == PHASE_HOOK) sample_giant(indices, arcs, nstat, ctl);
-                else scan_tiles(tiles, tile_count, ctl);
+                else scan_tiles(tiles, tile_count, ctl, host_count);
             }
             grid_leave(ctl, last_block, seen);
         } else if (phase > first) {

@@ -4,11 +4,14 @@ ECL-CC's union-find (init, hooking by degree tier, flatten) with Afforest's gian
 then the numbering by smallest member and the component sizes, all in one launch whose phases
 are separated by grid barriers: a small graph's run was launch bound (nine launches, 0.13 ms on
 a 5k-node graph against ECL-CC's 0.07 ms). The only host sync is the component count read by
-:meth:`DeviceComponents.result`.
+:meth:`DeviceComponents.result`, which the kernel writes straight into pinned host memory. A
+graph with an id keeps its run's buffers (:func:`components_device`), so a run on it allocates
+nothing: one launch and one stream sync.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,9 @@ CC_TILE = 512
 #: ``cc_run``'s control words (components.cu's CTL_*): the component count is CTL_COUNT.
 CTL_COUNT = 8
 CTL_WORDS = 9
+#: Runs (device buffers) kept for the most recently used graphs that have an id.
+CACHED_RUNS = 2
+_runs: OrderedDict[str, DeviceComponents] = OrderedDict()
 
 
 class DeviceComponents:
@@ -48,7 +54,9 @@ class DeviceComponents:
 
     The first three with flatten are what ECL-CC's published times cover. :meth:`run` launches
     them all at once; :meth:`phase` launches one (the bench times them one by one), and none
-    waits for the host; :meth:`result` reads the component count back.
+    waits for the host; :meth:`result` reads the component count back. A run that reaches
+    ``label`` leaves the control words as it found them (zero), so :meth:`run` may be called
+    again on the same object; the arrays of a run are overwritten by the next.
 
     Parameters
     ----------
@@ -71,6 +79,10 @@ class DeviceComponents:
         self.ctl = self.scratch[3 * n + self.tiles:]
         self.ctl.data.memset_async(0, self.ctl.nbytes)
         self.component_size = cp.empty(max(n, 1), dtype=cp.int64)
+        # The component count, written there by the kernel (no copy of its own to wait for).
+        self.pinned = cp.cuda.alloc_pinned_memory(4)
+        self.count = np.frombuffer(self.pinned, dtype=np.uint32, count=1)
+        self.count[0] = 0
         self.kernel = kernels(CC_SOURCE, ("cc_run",))["cc_run"]
         # Blocks that fit on a multiprocessor at once: the grid barriers need them all resident.
         per_sm = resident_blocks(self.kernel, CC_THREADS, CC_BLOCKS_PER_SM)
@@ -82,7 +94,7 @@ class DeviceComponents:
         self.kernel(self.grid, (CC_THREADS,), (
             dg.indptr, dg.indices, np.int32(dg.n), np.int64(dg.indices.shape[0]),
             np.int32(CC_TILE), np.int32(self.tiles), self.scratch, self.component_size,
-            np.int32(first), np.int32(last)))
+            np.int32(first), np.int32(last), np.uint64(self.pinned.ptr)))
 
     def phase(self, name: str) -> None:
         """Queue one phase (phases must be queued in :attr:`PHASES` order)."""
@@ -90,9 +102,10 @@ class DeviceComponents:
         self.launch(index, index)
 
     def result(self) -> tuple[Any, Any]:
-        """Device ``(label, sizes)``: int32 per node, int64 per component (reads the count)."""
-        count = int(self.ctl[CTL_COUNT].get())
-        return self.label, self.component_size[:count]
+        """Device ``(label, sizes)``: int32 per node, int64 per component (waits for the count,
+        which the label phase writes)."""
+        cupy().cuda.get_current_stream().synchronize()
+        return self.label, self.component_size[:int(self.count[0])]
 
     def run(self) -> tuple[Any, Any]:
         """All phases in one launch, then :meth:`result`."""
@@ -101,5 +114,19 @@ class DeviceComponents:
 
 
 def components_device(graph: Graph) -> tuple[Any, Any]:
-    """Connected components of a graph on the GPU; see :class:`DeviceComponents`."""
-    return DeviceComponents(on_device(graph)).run()
+    """Connected components of a graph on the GPU; see :class:`DeviceComponents`.
+
+    A graph with an id reuses the buffers of its last run (the :data:`CACHED_RUNS` most recent
+    graphs keep theirs): the arrays returned are valid until the next call on the same graph.
+    """
+    dg = on_device(graph)
+    if not graph.graph_id:
+        return DeviceComponents(dg).run()
+    run = _runs.get(graph.graph_id)
+    if run is None or run.dg is not dg:
+        run = _runs[graph.graph_id] = DeviceComponents(dg)
+        while len(_runs) > CACHED_RUNS:
+            _runs.popitem(last=False)
+    else:
+        _runs.move_to_end(graph.graph_id)
+    return run.run()
