@@ -237,9 +237,10 @@ def core_number(G: Any) -> dict[Any, int]:  # noqa: N803
 
 
 def _counted(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function``, counting in the session the calls that fall back to NetworkX."""
+    """``function``, counting in the session its calls and those that fall back to NetworkX."""
     @wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
+        current().calls += 1
         try:
             return function(*args, **kwargs)
         except NotImplementedError:

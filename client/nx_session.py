@@ -122,8 +122,8 @@ def json_body(columns: list[np.ndarray], n: int) -> bytes:
 class Session:
     """The process's connection, the service's algorithm names and the upload cache.
 
-    ``jobs`` counts the jobs run for served calls and ``fallbacks`` the served calls that
-    raised ``NotImplementedError`` (NetworkX then ran its own code); ``bench/nx_suite.py``
+    ``calls`` counts the served calls, ``jobs`` the jobs they ran and ``fallbacks`` the calls
+    that raised ``NotImplementedError`` (NetworkX then ran its own code); ``bench/nx_suite.py``
     reads them.
     """
 
@@ -133,6 +133,7 @@ class Session:
         self._uploads: weakref.WeakKeyDictionary[Any, dict[Any, tuple[str, StoredGraph]]] = (
             weakref.WeakKeyDictionary())
         self._lock = threading.Lock()
+        self.calls = 0
         self.jobs = 0
         self.fallbacks = 0
 
@@ -157,9 +158,11 @@ class Session:
         Raises
         ------
         NotImplementedError
-            Self-loops (the service drops them), non-numeric weights, or with ``nonnegative``
-            a negative weight.
+            No nodes (the service stores no such graph), self-loops (the service drops them),
+            non-numeric weights, or with ``nonnegative`` a negative weight.
         """
+        if len(G) == 0:
+            raise NotImplementedError("graphgpu stores no graph without nodes")
         arcs = read_arcs(G, weight)
         if (arcs.src == arcs.dst).any():
             raise NotImplementedError("graphgpu drops self-loops, so it does not take them")
@@ -236,8 +239,9 @@ def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]]) -> Any:
     Raises
     ------
     NotImplementedError
-        A multigraph, a directed graph where not taken, a graph without nodes, or a service
-        without the algorithm (NetworkX then runs its own code, with fallback on).
+        A multigraph, a directed graph where not taken, or a service without the algorithm
+        (NetworkX then runs its own code, with fallback on). A graph without nodes passes: the
+        function answers it (as NetworkX does) or :meth:`Session.stored` refuses it.
     """
     graph = G.G if isinstance(G, ServiceGraph) else G
     forget_conversion(graph)
@@ -246,8 +250,6 @@ def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]]) -> Any:
         raise NotImplementedError(f"{name}: graphgpu serves simple graphs, not multigraphs")
     if graph.is_directed() and not directed:
         raise NotImplementedError(f"{name}: graphgpu serves it on undirected graphs")
-    if len(graph) == 0:
-        raise NotImplementedError(f"{name}: graphgpu stores no graph without nodes")
     if algorithm not in current().algorithms():
         raise NotImplementedError(f"{name}: the service has no {algorithm!r} algorithm")
     return graph

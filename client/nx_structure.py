@@ -41,9 +41,22 @@ def _directed_only(graph: Any, name: str) -> None:
         raise nx.NetworkXNotImplemented(f"not implemented for undirected type ({name})")
 
 
+def _values(graph: Any, algorithm: str, field: str) -> dict[Any, Any]:
+    """A node-value field of ``algorithm``'s result; none for a graph without nodes."""
+    return current().run(graph, algorithm).node_values(field) if len(graph) else {}
+
+
 def _labels(graph: Any, name: str) -> dict[Any, int]:
     algorithm = SERVED[name][0]
-    return current().run(graph, algorithm).node_values(_FIELD[algorithm])
+    return _values(graph, algorithm, _FIELD[algorithm])
+
+
+def _nodes_needed(graph: Any, what: str) -> None:
+    """NetworkX's error for a question about a graph without nodes."""
+    import networkx as nx
+
+    if len(graph) == 0:
+        raise nx.NetworkXPointlessConcept(what)
 
 
 def _sets(graph: Any, name: str) -> list[set[Any]]:
@@ -55,6 +68,8 @@ def _sets(graph: Any, name: str) -> list[set[Any]]:
 
 
 def _count(graph: Any, name: str) -> int:
+    if len(graph) == 0:
+        return 0
     job = current().run(graph, SERVED[name][0])
     return int(job.result(fields="summary").summary["count"])
 
@@ -74,6 +89,7 @@ def number_connected_components(G: Any) -> int:  # noqa: N803
 def is_connected(G: Any) -> bool:  # noqa: N803
     """Whether the graph is connected (one component)."""
     graph = served_graph(G, "is_connected", SERVED)
+    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
     return _count(graph, "is_connected") == 1
 
 
@@ -104,6 +120,7 @@ def is_weakly_connected(G: Any) -> bool:  # noqa: N803
     """Whether a directed graph is weakly connected."""
     graph = served_graph(G, "is_weakly_connected", SERVED)
     _directed_only(graph, "is_weakly_connected")
+    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
     return _count(graph, "is_weakly_connected") == 1
 
 
@@ -125,12 +142,15 @@ def is_strongly_connected(G: Any) -> bool:  # noqa: N803
     """Whether a directed graph is strongly connected."""
     graph = served_graph(G, "is_strongly_connected", SERVED)
     _directed_only(graph, "is_strongly_connected")
+    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
     return _count(graph, "is_strongly_connected") == 1
 
 
 def _isolated(graph: Any, name: str) -> list[Any]:
     """Nodes without neighbours, in graph order: the singleton (weak) components (the service
     drops no edge of a graph without self-loops, which it does not take)."""
+    if len(graph) == 0:
+        return []
     job = current().run(graph, "connected_components")
     sizes = job.array("sizes")
     labels = job.node_values("label")
@@ -158,12 +178,14 @@ def is_isolate(G: Any, n: Any) -> bool:  # noqa: N803
 def is_forest(G: Any) -> bool:  # noqa: N803
     """Whether the (underlying undirected) graph is a forest: edges = nodes - components."""
     graph = served_graph(G, "is_forest", SERVED)
+    _nodes_needed(graph, "G has no nodes.")
     return graph.number_of_edges() == len(graph) - _count(graph, "is_forest")
 
 
 def is_tree(G: Any) -> bool:  # noqa: N803
     """Whether the (underlying undirected) graph is a tree: connected, edges = nodes - 1."""
     graph = served_graph(G, "is_tree", SERVED)
+    _nodes_needed(graph, "G has no nodes.")
     return graph.number_of_edges() == len(graph) - 1 and _count(graph, "is_tree") == 1
 
 
@@ -179,7 +201,7 @@ def _subset(graph: Any, values: dict[Any, Any], nodes: Any) -> Any:
 def triangles(G: Any, nodes: Any = None) -> Any:  # noqa: N803
     """Triangles through each node (or through ``nodes``)."""
     graph = served_graph(G, "triangles", SERVED)
-    return _subset(graph, current().run(graph, "triangles").node_values("triangles"), nodes)
+    return _subset(graph, _values(graph, "triangles", "triangles"), nodes)
 
 
 def clustering(G: Any, nodes: Any = None, weight: str | None = None) -> Any:  # noqa: N803
@@ -187,7 +209,7 @@ def clustering(G: Any, nodes: Any = None, weight: str | None = None) -> Any:  # 
     graph = served_graph(G, "clustering", SERVED)
     if weight is not None:
         raise NotImplementedError("clustering: the weighted coefficient is not served")
-    return _subset(graph, current().run(graph, "triangles").node_values("clustering"), nodes)
+    return _subset(graph, _values(graph, "triangles", "clustering"), nodes)
 
 
 def average_clustering(G: Any, nodes: Any = None, weight: str | None = None,  # noqa: N803
@@ -197,7 +219,7 @@ def average_clustering(G: Any, nodes: Any = None, weight: str | None = None,  # 
     graph = served_graph(G, "average_clustering", SERVED)
     if weight is not None:
         raise NotImplementedError("average_clustering: the weighted coefficient is not served")
-    values = current().run(graph, "triangles").node_values("clustering")
+    values = _values(graph, "triangles", "clustering")
     chosen = [values[v] for v in (graph if nodes is None else graph.nbunch_iter(nodes))]
     if not count_zeros:
         chosen = [c for c in chosen if abs(c) > 0]
@@ -207,5 +229,7 @@ def average_clustering(G: Any, nodes: Any = None, weight: str | None = None,  # 
 def transitivity(G: Any) -> float:  # noqa: N803
     """Global transitivity: 3 x triangles / connected triples (the job's summary)."""
     graph = served_graph(G, "transitivity", SERVED)
+    if len(graph) == 0:
+        return 0
     return float(current().run(graph, "triangles").result(fields="summary")
                  .summary["transitivity"])
