@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
+from itertools import chain, repeat
 from typing import Any
 
 from graphgpu.client import nx_paths, nx_session, nx_structure
@@ -107,7 +108,9 @@ def _ids(stored: StoredGraph, nodes: Iterable[Any]) -> list[Any]:
 
 
 def _has_weight(graph: Any, weight: str | None) -> bool:
-    return weight is not None and any(weight in d for _, _, d in graph.edges(data=True))
+    """Whether some edge has the ``weight`` attribute (C-level iteration, first hit ends it)."""
+    data = chain.from_iterable(map(dict.values, graph._adj.values()))
+    return weight is not None and any(map(dict.__contains__, data, repeat(weight)))
 
 
 def _communities(graph: Any, algorithm: str, weight: str | None, resolution: float,
@@ -209,6 +212,8 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
     import networkx as nx
 
     graph = _graph(G, "pagerank")
+    if len(graph) == 0:
+        return {}
     if nstart is not None:
         raise NotImplementedError("pagerank: nstart is not supported")
     if max_iter < 1:  # NetworkX runs no iteration, so it has not converged
@@ -232,6 +237,8 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
 def core_number(G: Any) -> dict[Any, int]:  # noqa: N803
     """Core number of each node."""
     graph = _graph(G, "core_number")
+    if len(graph) == 0:
+        return {}
     return _in_order(graph, current().run(graph, "core_number").node_values("core_number"))
 
 
@@ -304,5 +311,6 @@ def backend_info() -> dict[str, Any]:
         "short_summary": "Runs NetworkX calls on a graphgpu service (GPU workers).",
         "functions": {name: {"additional_docs": f"Runs the service's {algo!r} algorithm."}
                       for name, algo in FUNCTIONS.items()},
-        "default_config": {},
+        # True: fingerprint every graph on every call (catches graphs changed by hand).
+        "default_config": {"verify_cache": False},
     }

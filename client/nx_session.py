@@ -1,11 +1,13 @@
 """The NetworkX backend's connection, its upload cache and the checks every served call makes.
 
 A NetworkX graph is uploaded once per edge-weight attribute and cached per graph object (weakly)
-with a fingerprint of its nodes, arcs and weights; a call on an unchanged graph reuses the
-stored graph. The arcs and weights are read into NumPy arrays by C-level iteration over the
-adjacency dicts (no Python loop per edge) and fingerprinted by hashing those arrays, so a cached
-call costs a pass over the adjacency, not a Python scan of every edge. Unlike NetworkX's own
-conversion cache, the fingerprint notices graphs mutated by hand (``G[u][v]["weight"] = x``).
+with a fingerprint of its nodes, arcs and weights. The arcs and weights are read into NumPy
+arrays by C-level iteration over the adjacency dicts (no Python loop per edge) and fingerprinted
+by hashing those arrays. A call on a graph whose ``G.__networkx_cache__`` still holds the upload's
+fingerprint reuses the stored graph at once: NetworkX empties that dict whenever the graph changes
+through its methods (``add_edge``, ``remove_node``, ...), as its own conversion cache relies on.
+Graphs changed by hand (``G[u][v]["weight"] = x``) need ``G.__networkx_cache__.clear()``, or
+``nx.config.backends.graphgpu.verify_cache = True``, which fingerprints the graph on every call.
 """
 
 from __future__ import annotations
@@ -109,6 +111,25 @@ def read_arcs(G: Any, weight: str | None) -> Arcs:  # noqa: N803
     return Arcs(nodes, src, dst, weights)
 
 
+#: Key of the upload fingerprints in ``G.__networkx_cache__``.
+TOKENS = "graphgpu_uploads"
+
+
+def _tokens(G: Any) -> dict[Any, str]:  # noqa: N803
+    """The fingerprints of ``G``'s uploads by weight, kept in ``G.__networkx_cache__`` (which
+    NetworkX empties when the graph changes); a scratch dict where the graph has no cache."""
+    cache = getattr(G, "__networkx_cache__", None)
+    return {} if cache is None else cache.setdefault(TOKENS, {})
+
+
+def verify_cache() -> bool:
+    """``nx.config.backends.graphgpu.verify_cache``: fingerprint graphs on every call."""
+    import networkx as nx
+
+    config = getattr(nx.config, "backends", None)
+    return bool(getattr(getattr(config, BACKEND_NAME, None), "verify_cache", False))
+
+
 def json_body(columns: list[np.ndarray], n: int) -> bytes:
     """The JSON upload ``{"edges": [[u, v(, w)], ...], "nodes": [0..n-1]}`` (gzip'd), its rows
     made by :func:`graphgpu.client.edgetext.edge_text` (NumPy) and two byte replacements."""
@@ -130,8 +151,8 @@ class Session:
     def __init__(self) -> None:
         self._client: Client | None = None
         self._algorithms: set[str] | None = None
-        self._uploads: weakref.WeakKeyDictionary[Any, dict[Any, tuple[str, StoredGraph]]] = (
-            weakref.WeakKeyDictionary())
+        self._uploads: weakref.WeakKeyDictionary[
+            Any, dict[Any, tuple[str, StoredGraph, float]]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.calls = 0
         self.jobs = 0
@@ -147,7 +168,9 @@ class Session:
             self._algorithms = {a["name"] for a in self.client().algorithms()}
         return self._algorithms
 
-    def cached(self, G: Any, weight: str | None) -> tuple[str, StoredGraph] | None:  # noqa: N803
+    def cached(self, G: Any, weight: str | None  # noqa: N803
+               ) -> tuple[str, StoredGraph, float] | None:
+        """``(fingerprint, stored graph, lightest weight)`` of ``G``'s last upload, or None."""
         with self._lock:
             return self._uploads.get(G, {}).get(weight)
 
@@ -163,6 +186,11 @@ class Session:
         """
         if len(G) == 0:
             raise NotImplementedError("graphgpu stores no graph without nodes")
+        cached = self.cached(G, weight)
+        if cached is not None and not verify_cache() and _tokens(G).get(weight) == cached[0]:
+            if nonnegative and cached[2] < 0:
+                raise NotImplementedError("graphgpu's shortest paths take non-negative weights")
+            return cached[1]  # unchanged since its upload (NetworkX would have cleared the token)
         arcs = read_arcs(G, weight)
         if (arcs.src == arcs.dst).any():
             raise NotImplementedError("graphgpu drops self-loops, so it does not take them")
@@ -171,6 +199,7 @@ class Session:
         fingerprint = arcs.fingerprint()
         cached = self.cached(G, weight)
         if cached is not None and cached[0] == fingerprint:
+            _tokens(G)[weight] = fingerprint
             return cached[1]
         directed = G.is_directed()
         keep = slice(None) if directed else arcs.src < arcs.dst  # an edge once
@@ -181,8 +210,11 @@ class Session:
                                       directed=directed)
         identity = arcs.nodes == tuple(range(len(arcs.nodes)))
         stored = stored if identity else replace(stored, labels=arcs.nodes)
+        lightest = float(arcs.weights.min()) if arcs.weights is not None and arcs.weights.size \
+            else 1.0
         with self._lock:
-            self._uploads.setdefault(G, {})[weight] = (fingerprint, stored)
+            self._uploads.setdefault(G, {})[weight] = (fingerprint, stored, lightest)
+        _tokens(G)[weight] = fingerprint
         return stored
 
     def run(self, G: Any, algorithm: str, weight: str | None = None,  # noqa: N803

@@ -268,9 +268,17 @@ def test_leiden_communities_partition_the_graph() -> None:
                                                  for b in range(3)]
 
 
-def test_manual_weight_change_is_seen() -> None:
+def test_changes_are_seen_through_networkx_cache_or_verify(monkeypatch) -> None:
     g = nx.path_graph(4)
     nx.set_edge_attributes(g, 1, "weight")
     assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 3
-    g[1][2]["weight"] = 10  # no method call: NetworkX's own cache would not notice
-    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 12
+    g.add_edge(2, 3, weight=5)  # a method: NetworkX empties the graph's cache
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
+    g[1][2]["weight"] = 10  # by hand: the graph's cache says nothing ...
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
+    monkeypatch.setattr(nx.config.backends.graphgpu, "verify_cache", True)
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 16  # ... the fingerprint does
+    monkeypatch.undo()
+    g[1][2]["weight"] = 1
+    g.__networkx_cache__.clear()  # NetworkX's advice for changes by hand
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
