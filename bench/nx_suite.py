@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +149,29 @@ def report(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@contextmanager
+def service(url: str | None) -> Iterator[str]:
+    """``url``, or a private service (redis-server, API, one CPU worker) for the block."""
+    if url:
+        yield url
+        return
+    sys.path.insert(0, str(REPO))  # run as a script: tests/ is found from the repo
+    from graphgpu.service.redis_server import RedisServer
+    from tests.conftest import Stack
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "redis").mkdir()
+        server = RedisServer(Path(tmp) / "redis")
+        stack = Stack(server.start(), Path(tmp) / "data")
+        try:
+            stack.start_api()
+            stack.start_worker()
+            yield stack.base_url
+        finally:
+            stack.stop()
+            server.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running service (default: start a private one)")
@@ -159,23 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         records = Path(tmp) / "records.jsonl"
         records.touch()
-        if args.url:
-            run_suite(args.url, modules, records, args.pytest_args)
-        else:
-            sys.path.insert(0, str(REPO))  # run as a script: tests/ is found from the repo
-            from graphgpu.service.redis_server import RedisServer
-            from tests.conftest import Stack
-
-            (Path(tmp) / "redis").mkdir()
-            server = RedisServer(Path(tmp) / "redis")
-            stack = Stack(server.start(), Path(tmp) / "data")
-            try:
-                stack.start_api()
-                stack.start_worker()
-                run_suite(stack.base_url, modules, records, args.pytest_args)
-            finally:
-                stack.stop()
-                server.stop()
+        with service(args.url) as url:
+            run_suite(url, modules, records, args.pytest_args)
         text = report([json.loads(line) for line in records.read_text().splitlines()])
     print(text)
     if args.out:
