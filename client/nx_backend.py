@@ -45,6 +45,7 @@ Documented differences:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
 from itertools import chain, repeat
@@ -236,9 +237,15 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
 
 def core_number(G: Any) -> dict[Any, int]:  # noqa: N803
     """Core number of each node."""
+    import networkx as nx
+
     graph = _graph(G, "core_number")
     if len(graph) == 0:
         return {}
+    if any(map(operator.contains, graph._adj.values(), graph._adj)):  # u in adj[u]: a loop
+        raise nx.NetworkXNotImplemented(
+            "Input graph has self loops which is not permitted; "
+            "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
     return _in_order(graph, current().run(graph, "core_number").node_values("core_number"))
 
 

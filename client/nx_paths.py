@@ -107,7 +107,8 @@ def shortest_path_length(G: Any, source: Any = None, target: Any = None,  # noqa
         return _within(_lengths(graph, target, weight, "in"), None)
     if target is None:
         return _within(_lengths(graph, source, weight), None)
-    _both_in(graph, source, target)
+    if weight is None:  # NetworkX's bidirectional search checks both ends; Dijkstra the source
+        _both_in(graph, source, target)
     return _to_target(_lengths(graph, source, weight), source, target)
 
 
@@ -157,9 +158,9 @@ def single_source_dijkstra_path_length(G: Any, source: Any, cutoff: float | None
 
 def dijkstra_path_length(G: Any, source: Any, target: Any,  # noqa: N803
                          weight: Any = "weight") -> Any:
-    """Weighted distance from ``source`` to ``target``."""
+    """Weighted distance from ``source`` to ``target`` (a target not in the graph is not
+    reachable, as in NetworkX)."""
     graph = served_graph(G, "dijkstra_path_length", SERVED)
-    _both_in(graph, source, target)
     return _to_target(_lengths(graph, source, weight), source, target)
 
 
@@ -174,5 +175,4 @@ def bellman_ford_path_length(G: Any, source: Any, target: Any,  # noqa: N803
                              weight: Any = "weight") -> Any:
     """Weighted distance from ``source`` to ``target`` (non-negative weights)."""
     graph = served_graph(G, "bellman_ford_path_length", SERVED)
-    _both_in(graph, source, target)
     return _to_target(_lengths(graph, source, weight), source, target)
