@@ -63,6 +63,14 @@ RECORDS_ENV = "GRAPHGPU_NX_SUITE_RECORDS"
 _counts: dict[str, tuple[int, int, int]] = {}
 
 
+def pytest_configure(config: Any) -> None:
+    """Fingerprint graphs on every call: NetworkX's tests change edge data by hand
+    (``G[u][v]["weight"] = 10``) between calls, and its test mode caches no conversion either."""
+    import networkx as nx
+
+    nx.config.backends.graphgpu.verify_cache = True
+
+
 def _counters() -> tuple[int, int, int]:
     from graphgpu.client.nx_session import current
 
