@@ -278,7 +278,7 @@ def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]]) -> Any:
     graph = G.G if isinstance(G, ServiceGraph) else G
     forget_conversion(graph)
     algorithm, directed = served[name]
-    if graph.is_multigraph():
+    if graph.is_multigraph() and len(graph):  # (without nodes it has no parallel edges)
         raise NotImplementedError(f"{name}: graphgpu serves simple graphs, not multigraphs")
     if graph.is_directed() and not directed:
         raise NotImplementedError(f"{name}: graphgpu serves it on undirected graphs")
