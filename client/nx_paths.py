@@ -25,6 +25,14 @@ SERVED: dict[str, tuple[str, bool]] = {
 }
 
 
+#: Functions whose answer on a multigraph is that on its simple graph (lightest parallel edge).
+MULTIGRAPHS = frozenset(SERVED)
+
+
+def _served(G: Any, name: str) -> Any:  # noqa: N803
+    return served_graph(G, name, SERVED, MULTIGRAPHS)
+
+
 def _lengths(graph: Any, source: Any, weight: Any, direction: str = "out") -> dict[Any, Any]:
     """Distance of every node reached from ``source`` following ``direction``: hops (``weight``
     None, the service's ``bfs``) or the ``weight`` attribute (1 where missing, ``sssp``)."""
@@ -74,7 +82,7 @@ def _both_in(graph: Any, source: Any, target: Any) -> None:
 def single_source_shortest_path_length(G: Any, source: Any,  # noqa: N803
                                        cutoff: int | None = None) -> dict[Any, int]:
     """Hop distance from ``source`` to each node it reaches (within ``cutoff``)."""
-    graph = served_graph(G, "single_source_shortest_path_length", SERVED)
+    graph = _served(G, "single_source_shortest_path_length")
     return _within(_lengths(graph, source, None), cutoff)
 
 
@@ -83,7 +91,7 @@ def single_target_shortest_path_length(G: Any, target: Any,  # noqa: N803
     """Hop distance to ``target`` from each node that reaches it (within ``cutoff``)."""
     import networkx as nx
 
-    graph = served_graph(G, "single_target_shortest_path_length", SERVED)
+    graph = _served(G, "single_target_shortest_path_length")
     if target not in graph:
         raise nx.NodeNotFound(f"Target {target} is not in G")
     return _within(_lengths(graph, target, None, "in"), cutoff)
@@ -94,7 +102,7 @@ def shortest_path_length(G: Any, source: Any = None, target: Any = None,  # noqa
     """Path lengths from ``source``, to ``target``, or between the two (hops when ``weight``
     is None; Dijkstra and Bellman-Ford give the same lengths on non-negative weights). All
     pairs (neither given) are not served."""
-    graph = served_graph(G, "shortest_path_length", SERVED)
+    graph = _served(G, "shortest_path_length")
     if method not in ("dijkstra", "bellman-ford"):
         raise ValueError(f"method not supported: {method}")
     if source is None and target is None:
@@ -114,7 +122,7 @@ def shortest_path_length(G: Any, source: Any = None, target: Any = None,  # noqa
 
 def has_path(G: Any, source: Any, target: Any) -> bool:  # noqa: N803
     """Whether ``target`` is reachable from ``source``."""
-    graph = served_graph(G, "has_path", SERVED)
+    graph = _served(G, "has_path")
     _both_in(graph, source, target)
     return target in _lengths(graph, source, None)
 
@@ -123,7 +131,7 @@ def descendants(G: Any, source: Any) -> set[Any]:  # noqa: N803
     """Nodes reachable from ``source`` (itself left out)."""
     import networkx as nx
 
-    graph = served_graph(G, "descendants", SERVED)
+    graph = _served(G, "descendants")
     if source not in graph:
         raise nx.NetworkXError(f"The node {source} is not in the graph.")
     return set(_lengths(graph, source, None)) - {source}
@@ -133,7 +141,7 @@ def ancestors(G: Any, source: Any) -> set[Any]:  # noqa: N803
     """Nodes that reach ``source`` (itself left out)."""
     import networkx as nx
 
-    graph = served_graph(G, "ancestors", SERVED)
+    graph = _served(G, "ancestors")
     if source not in graph:
         raise nx.NetworkXError(f"The node {source} is not in the graph.")
     return set(_lengths(graph, source, None, "in")) - {source}
@@ -143,7 +151,7 @@ def descendants_at_distance(G: Any, source: Any, distance: int) -> set[Any]:  # 
     """Nodes exactly ``distance`` hops from ``source``."""
     import networkx as nx
 
-    graph = served_graph(G, "descendants_at_distance", SERVED)
+    graph = _served(G, "descendants_at_distance")
     if source not in graph:
         raise nx.NetworkXError(f"The node {source} is not in the graph.")
     return {v for v, d in _lengths(graph, source, None).items() if d == distance}
@@ -152,7 +160,7 @@ def descendants_at_distance(G: Any, source: Any, distance: int) -> set[Any]:  # 
 def single_source_dijkstra_path_length(G: Any, source: Any, cutoff: float | None = None,  # noqa: N803
                                        weight: Any = "weight") -> dict[Any, Any]:
     """Weighted distance from ``source`` to each node it reaches (within ``cutoff``)."""
-    graph = served_graph(G, "single_source_dijkstra_path_length", SERVED)
+    graph = _served(G, "single_source_dijkstra_path_length")
     return _within(_lengths(graph, source, weight), cutoff)
 
 
@@ -160,19 +168,19 @@ def dijkstra_path_length(G: Any, source: Any, target: Any,  # noqa: N803
                          weight: Any = "weight") -> Any:
     """Weighted distance from ``source`` to ``target`` (a target not in the graph is not
     reachable, as in NetworkX)."""
-    graph = served_graph(G, "dijkstra_path_length", SERVED)
+    graph = _served(G, "dijkstra_path_length")
     return _to_target(_lengths(graph, source, weight), source, target)
 
 
 def single_source_bellman_ford_path_length(G: Any, source: Any,  # noqa: N803
                                            weight: Any = "weight") -> dict[Any, Any]:
     """Weighted distances from ``source`` (non-negative weights; others fall back)."""
-    graph = served_graph(G, "single_source_bellman_ford_path_length", SERVED)
+    graph = _served(G, "single_source_bellman_ford_path_length")
     return _within(_lengths(graph, source, weight), None)
 
 
 def bellman_ford_path_length(G: Any, source: Any, target: Any,  # noqa: N803
                              weight: Any = "weight") -> Any:
     """Weighted distance from ``source`` to ``target`` (non-negative weights)."""
-    graph = served_graph(G, "bellman_ford_path_length", SERVED)
+    graph = _served(G, "bellman_ford_path_length")
     return _to_target(_lengths(graph, source, weight), source, target)

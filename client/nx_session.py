@@ -83,7 +83,8 @@ class Arcs:
 
 
 def read_arcs(G: Any, weight: str | None) -> Arcs:  # noqa: N803
-    """The arcs of ``G`` (and their ``weight`` values) by C-level iteration.
+    """The arcs of ``G`` (and their ``weight`` values) by C-level iteration; a multigraph's
+    parallel edges are one arc, weighted by the lightest.
 
     Raises
     ------
@@ -101,6 +102,8 @@ def read_arcs(G: Any, weight: str | None) -> Arcs:  # noqa: N803
     weights = None
     if weight is not None:
         data = chain.from_iterable(map(dict.values, adj.values()))
+        if G.is_multigraph():  # parallel edges: the lightest one, as NetworkX's shortest paths
+            data = ({weight: min(d.get(weight, 1) for d in keyed.values())} for keyed in data)
         try:
             weights = np.fromiter(map(dict.get, data, repeat(weight), repeat(1)),
                                   np.float64, arcs)
@@ -256,7 +259,8 @@ def forget_conversion(G: Any) -> None:  # noqa: N803
         cache.get("backends", {}).pop(BACKEND_NAME, None)
 
 
-def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]]) -> Any:  # noqa: N803
+def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]],  # noqa: N803
+                 multigraphs: frozenset[str] = frozenset()) -> Any:
     """The NetworkX graph behind ``G`` for served function ``name``.
 
     Parameters
@@ -267,6 +271,9 @@ def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]]) -> Any:
         The NetworkX function.
     served : dict
         Its module's table: name -> (service algorithm, whether directed graphs are taken).
+    multigraphs : frozenset of str
+        The functions whose answer on a multigraph is that on its simple graph with the lightest
+        of parallel edges (connectivity, reachability, shortest paths, tree tests).
 
     Raises
     ------
@@ -278,7 +285,7 @@ def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]]) -> Any:
     graph = G.G if isinstance(G, ServiceGraph) else G
     forget_conversion(graph)
     algorithm, directed = served[name]
-    if graph.is_multigraph() and len(graph):  # (without nodes it has no parallel edges)
+    if graph.is_multigraph() and len(graph) and name not in multigraphs:
         raise NotImplementedError(f"{name}: graphgpu serves simple graphs, not multigraphs")
     if graph.is_directed() and not directed:
         raise NotImplementedError(f"{name}: graphgpu serves it on undirected graphs")

@@ -30,8 +30,16 @@ SERVED: dict[str, tuple[str, bool]] = {
     "average_clustering": ("triangles", False),
     "transitivity": ("triangles", False),
 }
+#: Functions whose answer on a multigraph is that on its simple graph (connectivity; the tree
+#: tests count parallel edges through ``number_of_edges``).
+MULTIGRAPHS = frozenset(name for name, (algorithm, _) in SERVED.items()
+                        if algorithm != "triangles")
 #: The node-value field that numbers each algorithm's components.
 _FIELD = {"connected_components": "label", "strongly_connected_components": "component"}
+
+
+def _served(G: Any, name: str) -> Any:  # noqa: N803
+    return served_graph(G, name, SERVED, MULTIGRAPHS)
 
 
 def _directed_only(graph: Any, name: str) -> None:
@@ -77,25 +85,25 @@ def _count(graph: Any, name: str) -> int:
 def connected_components(G: Any) -> Any:  # noqa: N803
     """Generator of the node sets of the connected components, in the order of their smallest
     node (the service's numbering; NetworkX's follows its search)."""
-    return iter(_sets(served_graph(G, "connected_components", SERVED), "connected_components"))
+    return iter(_sets(_served(G, "connected_components"), "connected_components"))
 
 
 def number_connected_components(G: Any) -> int:  # noqa: N803
     """Number of connected components (the job's summary)."""
-    graph = served_graph(G, "number_connected_components", SERVED)
+    graph = _served(G, "number_connected_components")
     return _count(graph, "number_connected_components")
 
 
 def is_connected(G: Any) -> bool:  # noqa: N803
     """Whether the graph is connected (one component)."""
-    graph = served_graph(G, "is_connected", SERVED)
+    graph = _served(G, "is_connected")
     _nodes_needed(graph, "Connectivity is undefined for the null graph.")
     return _count(graph, "is_connected") == 1
 
 
 def node_connected_component(G: Any, n: Any) -> set[Any]:  # noqa: N803
     """The node set of the component holding ``n``."""
-    graph = served_graph(G, "node_connected_component", SERVED)
+    graph = _served(G, "node_connected_component")
     if n not in graph:
         raise NotImplementedError("node_connected_component: NetworkX reports missing nodes")
     labels = _labels(graph, "node_connected_component")
@@ -104,21 +112,21 @@ def node_connected_component(G: Any, n: Any) -> set[Any]:  # noqa: N803
 
 def weakly_connected_components(G: Any) -> Any:  # noqa: N803
     """Generator of the weakly connected components of a directed graph."""
-    graph = served_graph(G, "weakly_connected_components", SERVED)
+    graph = _served(G, "weakly_connected_components")
     _directed_only(graph, "weakly_connected_components")
     return iter(_sets(graph, "weakly_connected_components"))
 
 
 def number_weakly_connected_components(G: Any) -> int:  # noqa: N803
     """Number of weakly connected components of a directed graph."""
-    graph = served_graph(G, "number_weakly_connected_components", SERVED)
+    graph = _served(G, "number_weakly_connected_components")
     _directed_only(graph, "number_weakly_connected_components")
     return _count(graph, "number_weakly_connected_components")
 
 
 def is_weakly_connected(G: Any) -> bool:  # noqa: N803
     """Whether a directed graph is weakly connected."""
-    graph = served_graph(G, "is_weakly_connected", SERVED)
+    graph = _served(G, "is_weakly_connected")
     _directed_only(graph, "is_weakly_connected")
     _nodes_needed(graph, "Connectivity is undefined for the null graph.")
     return _count(graph, "is_weakly_connected") == 1
@@ -126,21 +134,21 @@ def is_weakly_connected(G: Any) -> bool:  # noqa: N803
 
 def strongly_connected_components(G: Any) -> Any:  # noqa: N803
     """Generator of the strongly connected components of a directed graph."""
-    graph = served_graph(G, "strongly_connected_components", SERVED)
+    graph = _served(G, "strongly_connected_components")
     _directed_only(graph, "strongly_connected_components")
     return iter(_sets(graph, "strongly_connected_components"))
 
 
 def number_strongly_connected_components(G: Any) -> int:  # noqa: N803
     """Number of strongly connected components of a directed graph."""
-    graph = served_graph(G, "number_strongly_connected_components", SERVED)
+    graph = _served(G, "number_strongly_connected_components")
     _directed_only(graph, "number_strongly_connected_components")
     return _count(graph, "number_strongly_connected_components")
 
 
 def is_strongly_connected(G: Any) -> bool:  # noqa: N803
     """Whether a directed graph is strongly connected."""
-    graph = served_graph(G, "is_strongly_connected", SERVED)
+    graph = _served(G, "is_strongly_connected")
     _directed_only(graph, "is_strongly_connected")
     _nodes_needed(graph, "Connectivity is undefined for the null graph.")
     return _count(graph, "is_strongly_connected") == 1
@@ -159,17 +167,17 @@ def _isolated(graph: Any, name: str) -> list[Any]:
 
 def isolates(G: Any) -> Any:  # noqa: N803
     """Iterator over the nodes with no neighbours."""
-    return iter(_isolated(served_graph(G, "isolates", SERVED), "isolates"))
+    return iter(_isolated(_served(G, "isolates"), "isolates"))
 
 
 def number_of_isolates(G: Any) -> int:  # noqa: N803
     """Number of nodes with no neighbours."""
-    return len(_isolated(served_graph(G, "number_of_isolates", SERVED), "number_of_isolates"))
+    return len(_isolated(_served(G, "number_of_isolates"), "number_of_isolates"))
 
 
 def is_isolate(G: Any, n: Any) -> bool:  # noqa: N803
     """Whether ``n`` has no neighbours."""
-    graph = served_graph(G, "is_isolate", SERVED)
+    graph = _served(G, "is_isolate")
     if n not in graph:
         raise NotImplementedError("is_isolate: NetworkX reports missing nodes")
     return n in set(_isolated(graph, "is_isolate"))
@@ -177,14 +185,14 @@ def is_isolate(G: Any, n: Any) -> bool:  # noqa: N803
 
 def is_forest(G: Any) -> bool:  # noqa: N803
     """Whether the (underlying undirected) graph is a forest: edges = nodes - components."""
-    graph = served_graph(G, "is_forest", SERVED)
+    graph = _served(G, "is_forest")
     _nodes_needed(graph, "G has no nodes.")
     return graph.number_of_edges() == len(graph) - _count(graph, "is_forest")
 
 
 def is_tree(G: Any) -> bool:  # noqa: N803
     """Whether the (underlying undirected) graph is a tree: connected, edges = nodes - 1."""
-    graph = served_graph(G, "is_tree", SERVED)
+    graph = _served(G, "is_tree")
     _nodes_needed(graph, "G has no nodes.")
     return graph.number_of_edges() == len(graph) - 1 and _count(graph, "is_tree") == 1
 
@@ -200,13 +208,13 @@ def _subset(graph: Any, values: dict[Any, Any], nodes: Any) -> Any:
 
 def triangles(G: Any, nodes: Any = None) -> Any:  # noqa: N803
     """Triangles through each node (or through ``nodes``)."""
-    graph = served_graph(G, "triangles", SERVED)
+    graph = _served(G, "triangles")
     return _subset(graph, _values(graph, "triangles", "triangles"), nodes)
 
 
 def clustering(G: Any, nodes: Any = None, weight: str | None = None) -> Any:  # noqa: N803
     """Local clustering coefficient (unweighted; ``weight`` is not served)."""
-    graph = served_graph(G, "clustering", SERVED)
+    graph = _served(G, "clustering")
     if weight is not None:
         raise NotImplementedError("clustering: the weighted coefficient is not served")
     return _subset(graph, _values(graph, "triangles", "clustering"), nodes)
@@ -216,7 +224,7 @@ def average_clustering(G: Any, nodes: Any = None, weight: str | None = None,  # 
                        count_zeros: bool = True) -> float:
     """Mean local clustering over ``nodes`` (default all), zeros left out unless
     ``count_zeros``; unweighted only."""
-    graph = served_graph(G, "average_clustering", SERVED)
+    graph = _served(G, "average_clustering")
     if weight is not None:
         raise NotImplementedError("average_clustering: the weighted coefficient is not served")
     values = _values(graph, "triangles", "clustering")
@@ -228,7 +236,7 @@ def average_clustering(G: Any, nodes: Any = None, weight: str | None = None,  # 
 
 def transitivity(G: Any) -> float:  # noqa: N803
     """Global transitivity: 3 x triangles / connected triples (the job's summary)."""
-    graph = served_graph(G, "transitivity", SERVED)
+    graph = _served(G, "transitivity")
     if len(graph) == 0:
         return 0
     return float(current().run(graph, "triangles").result(fields="summary")

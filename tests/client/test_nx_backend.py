@@ -282,3 +282,16 @@ def test_changes_are_seen_through_networkx_cache_or_verify(monkeypatch) -> None:
     g[1][2]["weight"] = 1
     g.__networkx_cache__.clear()  # NetworkX's advice for changes by hand
     assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
+
+
+def test_multigraphs_where_parallel_edges_do_not_change_the_answer() -> None:
+    g = nx.MultiGraph([(1, 2), (2, 3), (5, 6)])
+    g.add_edge(0, 1, weight=7)
+    g.add_edge(0, 1, weight=2)  # the lighter of the parallel edges counts, as in NetworkX
+    g.add_edge(1, 2, weight=3)
+    assert nx.single_source_dijkstra_path_length(g, 0, backend=BACKEND) == \
+        nx.single_source_dijkstra_path_length(g, 0) == {0: 0, 1: 2, 2: 3, 3: 4}
+    assert nx.number_connected_components(g, backend=BACKEND) == 2
+    assert nx.is_forest(g, backend=BACKEND) is False  # parallel edges make cycles
+    with pytest.raises(NotImplementedError):
+        nx_backend.backend_interface.triangles(g)
