@@ -28,7 +28,7 @@ process through its algorithm list).
 Documented differences:
 
 * ``maximal_independent_set``: a maximal independent set, but not NetworkX's random one (the
-  service's ``mis``; ``seed`` only seeds it); ``nodes`` is not supported.
+  service's ``mis`` of the graph less ``nodes`` and their neighbours; ``seed`` only seeds it).
 * ``louvain_communities``: the service's deterministic Louvain (a partition of at least the same
   modularity on the SNAP graphs, not the same partition); ``threshold`` is ignored and
   ``max_level`` not supported.
@@ -137,13 +137,25 @@ def closeness_centrality(G: Any, u: Any = None, distance: Any = None,  # noqa: N
 
 
 def maximal_independent_set(G: Any, nodes: Any = None, seed: Any = None) -> list[Any]:  # noqa: N803
-    """A maximal independent set (the service's ``mis``; not NetworkX's random one)."""
+    """A maximal independent set (the service's ``mis``; not NetworkX's random one) containing
+    ``nodes``: those, then a maximal independent set of the rest of the graph (the nodes neither
+    in ``nodes`` nor next to one), which the service computes."""
+    import networkx as nx
+
     graph = _graph(G, "maximal_independent_set")
-    if nodes is not None:
-        raise NotImplementedError("maximal_independent_set: nodes is not supported")
+    chosen = set(nodes or ())
+    if not chosen.issubset(graph):
+        raise nx.NetworkXUnfeasible(f"{chosen} is not a subset of the nodes of G")
+    neighbours = set().union(*(graph._adj[v] for v in chosen))
+    if neighbours & chosen:
+        raise nx.NetworkXUnfeasible(f"{chosen} is not an independent set of G")
+    rest = graph.subgraph(v for v in graph if v not in chosen and v not in neighbours).copy() \
+        if chosen else graph
+    if len(rest) == 0:
+        return list(chosen)
     params = {"seed": seed.randrange(2**31)} if hasattr(seed, "randrange") else {}
-    in_set = current().run(graph, "mis", **params).node_values("in_set")
-    return [v for v in graph if in_set[v]]
+    in_set = current().run(rest, "mis", **params).node_values("in_set")
+    return [*chosen, *(v for v in rest if in_set[v])]
 
 
 def betweenness_centrality(G: Any, k: int | None = None, normalized: bool = True,  # noqa: N803

@@ -295,3 +295,15 @@ def test_multigraphs_where_parallel_edges_do_not_change_the_answer() -> None:
     assert nx.is_forest(g, backend=BACKEND) is False  # parallel edges make cycles
     with pytest.raises(NotImplementedError):
         nx_backend.backend_interface.triangles(g)
+
+
+def test_maximal_independent_set_containing_given_nodes() -> None:
+    g = nx.florentine_families_graph()
+    mis = nx.maximal_independent_set(g, ["Medici", "Bischeri"], backend=BACKEND)
+    chosen = set(mis)
+    assert {"Medici", "Bischeri"} <= chosen and len(chosen) == len(mis)
+    assert not any(u in chosen and v in chosen for u, v in g.edges)
+    assert all(v in chosen or any(u in chosen for u in g[v]) for v in g)
+    with pytest.raises(nx.NetworkXUnfeasible):
+        nx.maximal_independent_set(g, ["Salviati", "Pazzi"], backend=BACKEND)
+    assert nx.maximal_independent_set(nx.complete_graph(5), [3], backend=BACKEND) == [3]
