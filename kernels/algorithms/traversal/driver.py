@@ -72,7 +72,8 @@ def directed_parents(xp: Any, in_indptr: Any, in_indices: Any, level: Any,
     frontier vertex's out-row), a pass over the arcs, vectorised.
     """
     n = int(level.shape[0])
-    row = xp.repeat(xp.arange(n, dtype=xp.int64), xp.diff(in_indptr).astype(xp.int64))
+    # The row of each arc (CuPy's repeat takes no array of counts).
+    row = xp.searchsorted(in_indptr, xp.arange(int(in_indices.shape[0])), side="right") - 1
     hits = xp.flatnonzero((level[row] > 0) & (level[in_indices] == level[row] - 1))
     rows = row[hits]
     first = xp.ones(rows.shape[0], dtype=bool)

@@ -79,3 +79,14 @@ def test_gpu_bfs_directed_matches_cpu(name: str, direction: str) -> None:
         for field in ("level", "parent"):
             np.testing.assert_array_equal(gpu.node_values[field], cpu.node_values[field])
         assert gpu.summary == cpu.summary
+
+
+def test_directed_parents_pass_matches_the_cpu_rule() -> None:
+    from graphgpu.kernels.algorithms.traversal.cpu import bfs_graph
+    from graphgpu.kernels.algorithms.traversal.driver import directed_parents
+
+    graph = directed(CASES["big"])
+    sources = np.array([0, 11], dtype=np.int64)
+    level, parent = bfs_graph(graph, sources)
+    np.testing.assert_array_equal(
+        directed_parents(np, graph.in_indptr, graph.in_indices, level, sources), parent)
