@@ -14,11 +14,13 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+from graphgpu.client import clihelp, edgetable
 from graphgpu.client.errors import GraphGPUError, JobCanceled, JobFailed
 from graphgpu.client.models import Job
-from graphgpu.client.sdk import Client, default_url
+from graphgpu.client.sdk import Client, default_api_key, default_url
 
 Handler = Callable[[Client, argparse.Namespace], int]
 
@@ -109,10 +111,35 @@ def cmd_worker(args: argparse.Namespace) -> int:
 # -- commands that talk to the service ---------------------------------------------------------
 
 def cmd_upload(client: Client, args: argparse.Namespace) -> int:
-    """``graphgpu upload FILE``: print the stored graph's metadata."""
+    """``graphgpu upload FILE``: print the stored graph's metadata.
+
+    Integer edge lists, the other formats and any ``--format`` go to the service as they are
+    (its parser, its line numbers in errors); with ``auto``, an edge list with a
+    header, a weight column by name or labelled nodes is read here (:mod:`.edgetable`): labels
+    become ids ``0..n-1`` and their mapping is written to ``--labels-out`` (default
+    ``FILE.labels.csv``), which the printed JSON names as ``labels_file``.
+    """
     source = sys.stdin.buffer if args.file == "-" else args.file
-    graph = client.upload(source, format=args.format, name=args.name)
-    _print_json(graph.to_dict())
+    if args.format != "auto" or (args.file != "-" and not edgetable.needs_client(
+            edgetable.read_head(args.file), args.header, args.weight_column)):
+        _print_json(client.upload(source, format=args.format, name=args.name,
+                                  directed=args.directed).to_dict())
+        return 0  # the service parses it, streamed from the file
+    data = edgetable.read_bytes(source)
+    if not edgetable.needs_client(data[:edgetable.HEAD_BYTES], args.header, args.weight_column):
+        _print_json(client.upload(data, format=args.format, name=args.name,
+                                  directed=args.directed).to_dict())
+        return 0
+    table = edgetable.parse_table(data, args.header, args.weight_column)
+    graph = client.upload_edges(table.src, table.dst, table.weights, name=args.name,
+                                directed=args.directed)
+    out = graph.to_dict()
+    if table.labels is not None:
+        path = Path(args.labels_out or f"{'stdin' if args.file == '-' else args.file}.labels.csv")
+        edgetable.write_labels(table.labels, path)
+        out["labels_file"] = str(path)
+        print(f"node labels -> ids: {path} (use the ids as node parameters)", file=sys.stderr)
+    _print_json(out)
     return 0
 
 
@@ -126,7 +153,7 @@ def cmd_generate(client: Client, args: argparse.Namespace) -> int:
 
 def cmd_run(client: Client, args: argparse.Namespace) -> int:
     """``graphgpu run ALGO --graph ID``: print the job, or with --wait the result summary."""
-    job = client.run(args.graph, args.algorithm, backend=args.backend,
+    job = client.run(client.find_graph(args.graph).id, args.algorithm, backend=args.backend,
                      idempotency_key=args.idempotency_key, **_params(args.param))
     if not args.wait:
         _print_json(job.to_dict())
@@ -148,31 +175,10 @@ def cmd_run(client: Client, args: argparse.Namespace) -> int:
     result = job.result(fields="summary")
     _print_json({"job_id": job.id, "status": job.status, "algorithm": job.algorithm,
                  "graph_id": job.graph_id, "backend": job.backend, "device": job.device,
-                 "timings": job.timings, "summary": result.summary,
-                 "fetch": fetch_commands(job.id, result.available)})
+                 "timings": job.timings,
+                 "summary": result.summary if args.verbose else clihelp.brief(result.summary),
+                 "fetch": clihelp.fetch_commands(job.id, result.available)})
     return 0
-
-
-def fetch_commands(job_id: str, available: dict[str, list[str]]) -> list[str]:
-    """The ``graphgpu result`` commands that fetch a job's node values and arrays.
-
-    Parameters
-    ----------
-    job_id : str
-        The job.
-    available : dict
-        The result's ``available`` names: ``node_values`` and ``arrays``.
-
-    Returns
-    -------
-    list of str
-        A CSV command when there are node values, and an ``.npy`` command per array.
-    """
-    commands = [f"graphgpu result {job_id} --format csv -o {job_id}.csv"
-                ] if available.get("node_values") else []
-    commands += [f"graphgpu result {job_id} --format npy --field {name} -o {name}.npy"
-                 for name in available.get("arrays", [])]
-    return commands
 
 
 def _jobs_table(jobs: list[Job]) -> Any:
@@ -212,21 +218,42 @@ def cmd_status(client: Client, args: argparse.Namespace) -> int:
 
 
 def cmd_result(client: Client, args: argparse.Namespace) -> int:
-    """``graphgpu result JOB_ID``: stream the result to stdout or to ``-o FILE``."""
+    """``graphgpu result JOB_ID``: the summary and what can be fetched; with ``-o FILE`` (or
+    an explicit ``--format`` to a pipe) the result itself, as JSON, CSV, ``.npy`` or Parquet."""
+    fmt = args.format or (_format_of(args.output) if args.output else None)
+    if fmt is None:
+        job = client.job(args.job_id)
+        result = job.result(fields="summary")
+        _print_json({"job_id": job.id, "algorithm": job.algorithm, "graph_id": job.graph_id,
+                     "summary": result.summary if args.verbose else clihelp.brief(result.summary),
+                     "available": result.available,
+                     "fetch": clihelp.fetch_commands(job.id, result.available)})
+        return 0
+    if fmt == "npy" and not args.field:
+        arrays = client.job(args.job_id).result(fields="summary").available.get("arrays", [])
+        print(f"error: --format npy needs --field, one of: {', '.join(arrays) or '(none)'}",
+              file=sys.stderr)
+        return 2
     if args.output:
-        client.download_result(args.job_id, args.output, args.format, args.field)
+        client.download_result(args.job_id, args.output, fmt, args.field)
         print(f"wrote {args.output}", file=sys.stderr)
         return 0
-    if args.format in ("npy", "parquet") and sys.stdout.isatty():
-        print(f"error: refusing to write binary .{args.format} data to a terminal; use -o FILE",
+    if fmt in ("npy", "parquet") and sys.stdout.isatty():
+        print(f"error: refusing to write binary .{fmt} data to a terminal; use -o FILE",
               file=sys.stderr)
         return 2
     sys.stdout.flush()
-    client.download_result(args.job_id, sys.stdout.buffer, args.format, args.field)
-    if args.format == "json":
+    client.download_result(args.job_id, sys.stdout.buffer, fmt, args.field)
+    if fmt == "json":
         sys.stdout.buffer.write(b"\n")
     sys.stdout.buffer.flush()
     return 0
+
+
+def _format_of(path: str) -> str:
+    """The result format a file name asks for (``.csv``, ``.npy``, ``.parquet``; else JSON)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return suffix if suffix in ("csv", "npy", "parquet") else "json"
 
 
 def cmd_cancel(client: Client, args: argparse.Namespace) -> int:
@@ -236,22 +263,12 @@ def cmd_cancel(client: Client, args: argparse.Namespace) -> int:
 
 
 def cmd_algorithms(client: Client, args: argparse.Namespace) -> int:
-    """``graphgpu algorithms``: a table (or JSON) of the registered algorithms."""
-    algorithms = client.algorithms()
+    """``graphgpu algorithms``: a table (or JSON) of the registered algorithms, sorted."""
+    algorithms = sorted(client.algorithms(), key=lambda a: a["name"])
     if args.json:
         _print_json(algorithms)
         return 0
-    from rich.table import Table
-    table = Table(title="algorithms")
-    for column in ("name", "parameters", "summary"):
-        table.add_column(column, no_wrap=column == "name")
-    for a in algorithms:
-        schema = a.get("params_schema") or {}
-        required = set(schema.get("required", []))
-        # "name?" marks an optional parameter, as in a usage line.
-        params = ", ".join(p if p in required else f"{p}?" for p in schema.get("properties", {}))
-        table.add_row(a["name"], params or "-", a.get("summary", ""))
-    _console().print(table)
+    _console().print(clihelp.algorithms_table(algorithms))
     return 0
 
 
@@ -274,6 +291,19 @@ def cmd_graphs(client: Client, args: argparse.Namespace) -> int:
 
 # -- parser ------------------------------------------------------------------------------------
 
+class RunHelp(argparse.Action):
+    """``run --help``: the options, then the algorithms (from the service named by --url or
+    $GRAPHGPU_URL, else the local registry) with their parameters, and the backends."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        url = getattr(namespace, "url", None) or default_url()
+        key = getattr(namespace, "api_key", None) or default_api_key()
+        parser.epilog = clihelp.run_epilog(clihelp.fetch_algorithms(url, key))
+        parser.print_help()
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``graphgpu`` (its subcommands set ``func`` or ``local``)."""
     url_help = "service URL (default: $GRAPHGPU_URL or http://127.0.0.1:8000)"
@@ -282,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     # SUPPRESS: a --url given before the subcommand is not reset by the subcommand's default.
     url.add_argument("--url", default=argparse.SUPPRESS, help=url_help)
     url.add_argument("--api-key", default=argparse.SUPPRESS, help=key_help)
-    parser = argparse.ArgumentParser(prog="graphgpu", description=__doc__,
+    parser = argparse.ArgumentParser(prog="graphgpu", description=clihelp.plain(__doc__),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default=None, help=url_help)
     parser.add_argument("--api-key", default=None, help=key_help)
@@ -315,11 +345,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
     p.set_defaults(local=cmd_worker)
 
-    p = command("upload", cmd_upload, "upload a graph file ('-' reads stdin)")
+    p = command("upload", cmd_upload, "upload a graph file ('-' reads stdin): an edge list "
+                "'u v [w]' of ids or of names, CSV/TSV with or without a header, or --format")
     p.add_argument("file")
     p.add_argument("--format", default="auto",
-                   choices=("auto", "edgelist", "metis", "mtx", "cnp", "json"))
-    p.add_argument("--name")
+                   choices=("auto", "edgelist", "metis", "mtx", "cnp", "json"),
+                   help="file format (default: auto)")
+    p.add_argument("--name", help="a name to find the graph by (--graph NAME)")
+    p.add_argument("--directed", action="store_true",
+                   help="keep edge directions (default: undirected)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="the first row names the columns (default: detected)")
+    p.add_argument("--weight-column", metavar="NAME",
+                   help="weights from this column of the header (default: 'weight' or the "
+                        "third column)")
+    p.add_argument("--labels-out", metavar="FILE",
+                   help="where to write the id,label mapping of named nodes "
+                        "(default: FILE.labels.csv)")
 
     p = command("generate", cmd_generate, "generate a graph, e.g. rmat -p scale=16 -p seed=1")
     p.add_argument("generator")
@@ -329,14 +371,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wait", action="store_true", help="print the job instead of waiting")
     p.add_argument("--timeout", type=float, help="seconds to wait at most")
 
-    p = command("run", cmd_run, "run an algorithm, e.g. bfs --graph ID -p source=0 --wait")
-    p.add_argument("algorithm")
-    p.add_argument("--graph", required=True, help="graph id")
+    p = sub.add_parser("run", parents=[url], add_help=False,
+                       help="run an algorithm, e.g. bfs --graph ID -p source=0 --wait",
+                       description="run an algorithm, e.g. bfs --graph ID -p source=0 --wait",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=cmd_run)
+    p.add_argument("-h", "--help", action=RunHelp, nargs=0,
+                   help="show this help (with the service's algorithms) and exit")
+    p.add_argument("algorithm", help="algorithm name (listed below)")
+    p.add_argument("--graph", required=True, help="graph id or unique graph name")
     param_option(p)
     backend_option(p)
     p.add_argument("--wait", action="store_true", help="wait and print the result summary")
     p.add_argument("--timeout", type=float, help="seconds to wait at most (with --wait)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar while waiting")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print long summary lists (a memetic run's timeline) in full")
     p.add_argument("--idempotency-key", help="resubmitting with the same key gives the same job")
 
     p = command("status", cmd_status, "one job as JSON, or tables of recent jobs and workers")
@@ -345,11 +395,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--json", action="store_true", help="JSON instead of tables")
 
-    p = command("result", cmd_result, "a succeeded job's result")
+    p = command("result", cmd_result, "a succeeded job's summary; its data with -o FILE")
     p.add_argument("job_id")
-    p.add_argument("--format", choices=("json", "csv", "npy", "parquet"), default="json")
-    p.add_argument("--field", help="array to fetch with --format npy")
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--format", choices=("json", "csv", "npy", "parquet"),
+                   help="result format (default: the summary; with -o, from the file's suffix)")
+    p.add_argument("--field", help="array to fetch with --format npy (required there)")
+    p.add_argument("-o", "--output", help="write the result to this file")
+    p.add_argument("-v", "--verbose", action="store_true", help="long summary lists in full")
 
     p = command("cancel", cmd_cancel, "cancel a queued or running job")
     p.add_argument("job_id")

@@ -406,13 +406,28 @@ class Job:
         return f"/v1/jobs/{self.id}/result"
 
 
+#: Columns of the progress line's fixed parts: name, bar, percentage, elapsed time.
+_NAME_WIDTH, _BAR_WIDTH = 18, 20
+
+
 def _progress_bar(mode: bool | Literal["always"]) -> Any:
-    """A rich Progress on stderr, or None when it should not be drawn."""
+    """A rich Progress on stderr, or None when it should not be drawn.
+
+    One line of fixed-width parts (name, bar, percentage, elapsed time) and the job's message
+    cut with an ellipsis to what is left, so the line fits the terminal (80 columns included).
+    """
     forced = mode == "always"
     if not mode or not (forced or sys.stderr.isatty()):
         return None
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-    return Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                    TimeElapsedColumn(), TextColumn("{task.fields[message]}"),
-                    console=Console(file=sys.stderr, force_terminal=forced or None))
+    from rich.table import Column
+
+    def cut(width: int | None = None, ratio: int | None = None) -> Column:
+        return Column(no_wrap=True, overflow="ellipsis", max_width=width, ratio=ratio)
+
+    return Progress(TextColumn("{task.description}", table_column=cut(_NAME_WIDTH)),
+                    BarColumn(bar_width=_BAR_WIDTH), TaskProgressColumn(), TimeElapsedColumn(),
+                    TextColumn("{task.fields[message]}", table_column=cut(ratio=1)),
+                    console=Console(file=sys.stderr, force_terminal=forced or None),
+                    expand=True)

@@ -9,184 +9,90 @@ uploads ``G`` to the service at ``$GRAPHGPU_URL`` (key ``$GRAPHGPU_API_KEY``) wi
 returns what NetworkX returns: dicts keyed by the original nodes, a generator of sets for
 components, a list of sets for communities, a generator of ``(u, v, p)`` for Jaccard.
 
-A graph is uploaded once per edge-weight attribute: the stored graph is cached per NetworkX graph
-object (weakly, so it goes with the graph) together with a fingerprint of its nodes and edges, and
-uploaded again only when the graph changed. The service stores graphs by content, so the same
-graph from two processes is stored once.
+A graph is uploaded once per edge-weight attribute (:mod:`.nx_session`): the stored graph is
+cached per NetworkX graph object (weakly) with a fingerprint of its nodes, edges and weights, and
+uploaded again only when the graph changed; NetworkX's own conversion cache is not used, so it
+prints no cache warning. The service stores graphs by content.
 
 Only what the service can answer exactly (or as documented below) is taken; anything else raises
 ``NotImplementedError``, on which NetworkX falls back to its own code when
 ``nx.config.fallback_to_nx`` (``NETWORKX_FALLBACK_TO_NX=True``) is set: multigraphs, graphs
-with self-loops or without nodes, directed graphs except for PageRank and strongly connected
-components, and the parameters listed per function.
+with self-loops or without nodes, directed graphs where a function does not take them, and the
+parameters listed per function. The functions served, by module: this one (centralities,
+communities, similarity, independent sets, cores), :mod:`.nx_structure` (components, isolates,
+trees, clustering) and :mod:`.nx_paths` (shortest path lengths, reachability); the README lists
+them with the arguments they take.
 Which functions are served depends on the algorithms the service offers (checked once per
 process through its algorithm list).
 
 Documented differences:
 
 * ``maximal_independent_set``: a maximal independent set, but not NetworkX's random one (the
-  service's ``mis``; ``seed`` only seeds it); ``nodes`` is not supported.
+  service's ``mis`` of the graph less ``nodes`` and their neighbours; ``seed`` only seeds it).
 * ``louvain_communities``: the service's deterministic Louvain (a partition of at least the same
   modularity on the SNAP graphs, not the same partition); ``threshold`` is ignored and
   ``max_level`` not supported.
 * ``pagerank``: the service's power iteration with NetworkX's stopping rule; values agree to the
   tolerance, not to the last digit; ``nstart`` is not supported.
-* ``strongly_connected_components`` (and ``connected_components``): the components come in
-  the order of their smallest member (NetworkX's order follows its search), so code that relies
-  on that order (``condensation``'s numbering) numbers them differently.
+* ``strongly_connected_components`` (and the other component generators): the components come
+  in the order of their smallest member (NetworkX's order follows its search), so code that
+  relies on that order (``condensation``'s numbering) numbers them differently.
+* ``leiden_communities``: the service's deterministic Leiden (NetworkX has no implementation of
+  its own); ``max_level`` not supported.
 * ``betweenness_centrality``: hop distances only (``weight`` not supported); the ``k`` sampled
   sources are drawn from ``seed`` exactly as NetworkX draws them, so the scores are NetworkX's.
 """
 
 from __future__ import annotations
 
-import math
-import threading
-import weakref
+import operator
 from collections.abc import Callable, Iterable, Iterator
+from functools import wraps
+from itertools import chain, repeat
 from typing import Any
 
+from graphgpu.client import nx_paths, nx_session, nx_structure
 from graphgpu.client.models import Graph as StoredGraph
-from graphgpu.client.models import Job
-from graphgpu.client.sdk import Client
+from graphgpu.client.nx_session import BACKEND_NAME, ServiceGraph, current, served_graph
 
-BACKEND_NAME = "graphgpu"
+__all__ = ["BACKEND_NAME", "FUNCTIONS", "ServiceGraph", "backend_info", "backend_interface",
+           "reset", "uploaded"]
 
-#: NetworkX function -> the service algorithm it runs (a function is offered when the service
-#: lists that algorithm).
-FUNCTIONS: dict[str, str] = {
-    "connected_components": "connected_components",
-    "number_connected_components": "connected_components",
-    "single_source_shortest_path_length": "bfs",
-    "closeness_centrality": "closeness",
-    "maximal_independent_set": "mis",
-    "betweenness_centrality": "betweenness_centrality",
-    "louvain_communities": "louvain",
-    "jaccard_coefficient": "jaccard",
-    "pagerank": "pagerank",
-    "core_number": "core_number",
-    "triangles": "triangles",
-    "clustering": "triangles",
-    "strongly_connected_components": "strongly_connected_components",
-    "number_strongly_connected_components": "strongly_connected_components",
+#: NetworkX functions of this module -> (service algorithm, whether directed graphs are taken).
+SERVED: dict[str, tuple[str, bool]] = {
+    "closeness_centrality": ("closeness", False),
+    "maximal_independent_set": ("mis", False),
+    "betweenness_centrality": ("betweenness_centrality", False),
+    "louvain_communities": ("louvain", False),
+    "leiden_communities": ("leiden", False),
+    "jaccard_coefficient": ("jaccard", False),
+    "pagerank": ("pagerank", True),
+    "core_number": ("core_number", False),
 }
-#: Functions that take directed graphs (uploaded directed; the others refuse them).
-DIRECTED = frozenset({"pagerank", "strongly_connected_components",
-                      "number_strongly_connected_components"})
-
-
-class ServiceGraph:
-    """A NetworkX graph on its way to the service (what ``convert_from_nx`` returns).
-
-    Attributes
-    ----------
-    G : networkx.Graph
-        The original graph; results are keyed by its nodes.
-    """
-
-    __networkx_backend__ = BACKEND_NAME
-
-    def __init__(self, G: Any) -> None:  # noqa: N803
-        self.G = G
-
-    def is_directed(self) -> bool:
-        return self.G.is_directed()
-
-    def is_multigraph(self) -> bool:
-        return self.G.is_multigraph()
-
-    def __len__(self) -> int:
-        return len(self.G)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.G)
-
-    def __contains__(self, node: object) -> bool:
-        return node in self.G
-
-
-class _Session:
-    """The process's connection, the service's algorithm names and the upload cache."""
-
-    def __init__(self) -> None:
-        self._client: Client | None = None
-        self._algorithms: set[str] | None = None
-        self._uploads: weakref.WeakKeyDictionary[Any, dict[Any, tuple[int, StoredGraph]]] = (
-            weakref.WeakKeyDictionary())
-        self._lock = threading.Lock()
-
-    def client(self) -> Client:
-        if self._client is None:
-            self._client = Client(timeout=None)
-        return self._client
-
-    def algorithms(self) -> set[str]:
-        if self._algorithms is None:
-            self._algorithms = {a["name"] for a in self.client().algorithms()}
-        return self._algorithms
-
-    def cached(self, G: Any, weight: str | None) -> tuple[int, StoredGraph] | None:  # noqa: N803
-        with self._lock:
-            return self._uploads.get(G, {}).get(weight)
-
-    def stored(self, G: Any, weight: str | None) -> StoredGraph:  # noqa: N803
-        """The stored graph of ``G`` weighted by ``weight`` (None: unweighted), uploaded once."""
-        edges = list(G.edges(data=weight, default=1)) if weight is not None else list(G.edges)
-        fingerprint = hash((tuple(G), tuple(edges)))
-        cached = self.cached(G, weight)
-        if cached is not None and cached[0] == fingerprint:
-            return cached[1]
-        import networkx as nx
-
-        plain = nx.DiGraph() if G.is_directed() else nx.Graph()
-        plain.add_nodes_from(G)
-        if weight is None:
-            plain.add_edges_from(edges)
-        else:
-            plain.add_weighted_edges_from(edges)
-        stored = self.client().upload_networkx(plain, directed=G.is_directed())
-        with self._lock:
-            self._uploads.setdefault(G, {})[weight] = (fingerprint, stored)
-        return stored
-
-    def run(self, G: Any, algorithm: str, weight: str | None = None,  # noqa: N803
-            **params: Any) -> Job:
-        """Run ``algorithm`` on ``G`` and wait for it (raises the SDK's JobFailed on failure)."""
-        return self.client().run(self.stored(G, weight), algorithm, **params).wait(
-            progress=False)
-
-
-_session = _Session()
+#: Every served NetworkX function -> the service algorithm it runs (a function is offered when
+#: the service lists that algorithm).
+FUNCTIONS: dict[str, str] = {name: algorithm for table in (SERVED, nx_structure.SERVED,
+                                                          nx_paths.SERVED)
+                             for name, (algorithm, _) in table.items()}
+#: The served functions that take directed graphs.
+DIRECTED = frozenset(name for table in (SERVED, nx_structure.SERVED, nx_paths.SERVED)
+                     for name, (_, directed) in table.items() if directed)
 
 
 def reset() -> None:
     """Forget the connection, the algorithm list and the uploads (after changing
     ``GRAPHGPU_URL`` or ``GRAPHGPU_API_KEY``: the next call connects again)."""
-    global _session
-    _session = _Session()
+    nx_session.reset()
 
 
 def uploaded(G: Any, weight: str | None = None) -> StoredGraph | None:  # noqa: N803
     """The stored graph cached for ``G`` (and ``weight``), or None before its first upload."""
-    cached = _session.cached(G, weight)
+    cached = current().cached(G, weight)
     return None if cached is None else cached[1]
 
 
 def _graph(G: Any, name: str) -> Any:  # noqa: N803
-    """The NetworkX graph behind ``G``, or NotImplementedError when the service cannot take it."""
-    import networkx as nx
-
-    graph = G.G if isinstance(G, ServiceGraph) else G
-    if graph.is_multigraph() or (graph.is_directed() and name not in DIRECTED):
-        raise NotImplementedError(f"{name}: graphgpu serves simple graphs, directed ones only "
-                                  f"to {', '.join(sorted(DIRECTED))}")
-    if len(graph) == 0:
-        raise NotImplementedError(f"{name}: graphgpu stores no graph without nodes")
-    if nx.number_of_selfloops(graph):
-        raise NotImplementedError(f"{name}: graphgpu drops self-loops, so it does not take them")
-    if FUNCTIONS[name] not in _session.algorithms():
-        raise NotImplementedError(f"{name}: the service has no {FUNCTIONS[name]!r} algorithm")
-    return graph
+    return served_graph(G, name, SERVED)
 
 
 def _in_order(G: Any, values: dict[Any, Any]) -> dict[Any, Any]:  # noqa: N803
@@ -202,57 +108,21 @@ def _ids(stored: StoredGraph, nodes: Iterable[Any]) -> list[Any]:
     return [index[v] for v in nodes]
 
 
-def _component_sets(G: Any, name: str, field: str) -> Iterator[set[Any]]:  # noqa: N803
-    """The node sets of the components that NetworkX function ``name`` asks for (labels in
-    ``field`` of its algorithm's result), in the order of the service's numbering."""
-    graph = _graph(G, name)
-    labels = _session.run(graph, FUNCTIONS[name]).node_values(field)
+def _has_weight(graph: Any, weight: str | None) -> bool:
+    """Whether some edge has the ``weight`` attribute (C-level iteration, first hit ends it)."""
+    data = chain.from_iterable(map(dict.values, graph._adj.values()))
+    return weight is not None and any(map(dict.__contains__, data, repeat(weight)))
+
+
+def _communities(graph: Any, algorithm: str, weight: str | None, resolution: float,
+                 seed: Any) -> list[set[Any]]:
+    salt = seed.randrange(2**31) if hasattr(seed, "randrange") else 0
+    job = current().run(graph, algorithm, weight if _has_weight(graph, weight) else None,
+                        resolution=float(resolution), seed=salt)
     groups: dict[int, set[Any]] = {}
-    for node in graph:
-        groups.setdefault(labels[node], set()).add(node)
-    return (groups[c] for c in sorted(groups))
-
-
-def _component_count(G: Any, name: str) -> int:  # noqa: N803
-    """The component count that NetworkX function ``name`` asks for (its job's summary)."""
-    job = _session.run(_graph(G, name), FUNCTIONS[name])
-    return int(job.result(fields="summary").summary["count"])
-
-
-def connected_components(G: Any) -> Iterator[set[Any]]:  # noqa: N803
-    """Generator of the node sets of the connected components, in the order of their smallest
-    node id (the service's numbering; NetworkX's follows its search)."""
-    return _component_sets(G, "connected_components", "label")
-
-
-def number_connected_components(G: Any) -> int:  # noqa: N803
-    """Number of connected components (the job's summary)."""
-    return _component_count(G, "number_connected_components")
-
-
-def strongly_connected_components(G: Any) -> Iterator[set[Any]]:  # noqa: N803
-    """Generator of the node sets of the strongly connected components of a directed graph."""
-    return _component_sets(G, "strongly_connected_components", "component")
-
-
-def number_strongly_connected_components(G: Any) -> int:  # noqa: N803
-    """Number of strongly connected components (the job's summary)."""
-    return _component_count(G, "number_strongly_connected_components")
-
-
-def single_source_shortest_path_length(G: Any, source: Any,  # noqa: N803
-                                       cutoff: int | None = None) -> dict[Any, int]:
-    """Hop distance from ``source`` to each node it reaches (within ``cutoff``), in BFS order."""
-    import networkx as nx
-
-    graph = _graph(G, "single_source_shortest_path_length")
-    if source not in graph:
-        raise nx.NodeNotFound(f"Source {source} is not in G")
-    levels = _session.run(graph, "bfs", source=source).node_values("level")
-    limit = math.inf if cutoff is None else cutoff
-    reached = [(d, i, v) for i, (v, d) in enumerate(_in_order(graph, levels).items())
-               if 0 <= d <= limit]
-    return {v: d for d, _, v in sorted(reached, key=lambda t: t[:2])}
+    for node, community in job.node_values("community").items():
+        groups.setdefault(community, set()).add(node)
+    return [groups[c] for c in sorted(groups)]
 
 
 def closeness_centrality(G: Any, u: Any = None, distance: Any = None,  # noqa: N803
@@ -262,18 +132,30 @@ def closeness_centrality(G: Any, u: Any = None, distance: Any = None,  # noqa: N
     graph = _graph(G, "closeness_centrality")
     if distance is not None or not wf_improved:
         raise NotImplementedError("closeness_centrality: hop distances with wf_improved only")
-    values = _session.run(graph, "closeness").node_values("closeness")
+    values = current().run(graph, "closeness").node_values("closeness")
     return values[u] if u is not None else _in_order(graph, values)
 
 
 def maximal_independent_set(G: Any, nodes: Any = None, seed: Any = None) -> list[Any]:  # noqa: N803
-    """A maximal independent set (the service's ``mis``; not NetworkX's random one)."""
+    """A maximal independent set (the service's ``mis``; not NetworkX's random one) containing
+    ``nodes``: those, then a maximal independent set of the rest of the graph (the nodes neither
+    in ``nodes`` nor next to one), which the service computes."""
+    import networkx as nx
+
     graph = _graph(G, "maximal_independent_set")
-    if nodes is not None:
-        raise NotImplementedError("maximal_independent_set: nodes is not supported")
+    chosen = set(nodes or ())
+    if not chosen.issubset(graph):
+        raise nx.NetworkXUnfeasible(f"{chosen} is not a subset of the nodes of G")
+    neighbours = set().union(*(graph._adj[v] for v in chosen))
+    if neighbours & chosen:
+        raise nx.NetworkXUnfeasible(f"{chosen} is not an independent set of G")
+    rest = graph.subgraph(v for v in graph if v not in chosen and v not in neighbours).copy() \
+        if chosen else graph
+    if len(rest) == 0:
+        return list(chosen)
     params = {"seed": seed.randrange(2**31)} if hasattr(seed, "randrange") else {}
-    in_set = _session.run(graph, "mis", **params).node_values("in_set")
-    return [v for v in graph if in_set[v]]
+    in_set = current().run(rest, "mis", **params).node_values("in_set")
+    return [*chosen, *(v for v in rest if in_set[v])]
 
 
 def betweenness_centrality(G: Any, k: int | None = None, normalized: bool = True,  # noqa: N803
@@ -291,7 +173,7 @@ def betweenness_centrality(G: Any, k: int | None = None, normalized: bool = True
         params["sources"] = rng.sample(list(graph), k)  # NetworkX's own draw, same order
         if not params["sources"]:
             raise ZeroDivisionError("k=0 sampled sources: NetworkX divides by k")
-    values = _session.run(graph, "betweenness_centrality", **params).node_values("betweenness")
+    values = current().run(graph, "betweenness_centrality", **params).node_values("betweenness")
     return _in_order(graph, values)
 
 
@@ -303,15 +185,17 @@ def louvain_communities(G: Any, weight: str | None = "weight", resolution: float
     if max_level is not None or resolution <= 0:
         raise NotImplementedError("louvain_communities: max_level and resolution <= 0 are not "
                                   "served")
-    salt = seed.randrange(2**31) if hasattr(seed, "randrange") else 0
-    has_weight = weight is not None and any(weight in d for _, _, d in graph.edges(data=True))
-    job = _session.run(graph, "louvain", weight if has_weight else None,
-                       resolution=float(resolution), seed=salt)
-    community = job.node_values("community")
-    groups: dict[int, set[Any]] = {}
-    for node in graph:
-        groups.setdefault(community[node], set()).add(node)
-    return [groups[c] for c in sorted(groups)]
+    return _communities(graph, "louvain", weight, resolution, seed)
+
+
+def leiden_communities(G: Any, weight: str | None = "weight", resolution: float = 1,  # noqa: N803
+                       max_level: int | None = None, seed: Any = None) -> list[set[Any]]:
+    """Communities of the service's Leiden (deterministic; ``seed`` salts its order)."""
+    graph = _graph(G, "leiden_communities")
+    if max_level is not None or resolution <= 0:
+        raise NotImplementedError("leiden_communities: max_level and resolution <= 0 are not "
+                                  "served")
+    return _communities(graph, "leiden", weight, resolution, seed)
 
 
 def jaccard_coefficient(G: Any, ebunch: Any = None) -> Iterator[tuple[Any, Any, float]]:  # noqa: N803
@@ -329,7 +213,7 @@ def jaccard_coefficient(G: Any, ebunch: Any = None) -> Iterator[tuple[Any, Any, 
                     raise nx.NodeNotFound(f"Node {node} not in G.")
     if not pairs:
         return iter(())
-    job = _session.run(graph, "jaccard", pairs=[[u, v] for u, v in pairs])
+    job = current().run(graph, "jaccard", pairs=[[u, v] for u, v in pairs])
     values = job.array("jaccard").tolist()
     return ((u, v, p) for (u, v), p in zip(pairs, values, strict=True))
 
@@ -341,12 +225,14 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
     import networkx as nx
 
     graph = _graph(G, "pagerank")
+    if len(graph) == 0:
+        return {}
     if nstart is not None:
         raise NotImplementedError("pagerank: nstart is not supported")
     if max_iter < 1:  # NetworkX runs no iteration, so it has not converged
         raise nx.PowerIterationFailedConvergence(max_iter)
-    has_weight = weight is not None and any(weight in d for _, _, d in graph.edges(data=True))
-    stored = _session.stored(graph, weight if has_weight else None)
+    has_weight = _has_weight(graph, weight)
+    stored = current().stored(graph, weight if has_weight else None)
     params: dict[str, Any] = {"alpha": alpha, "max_iter": max_iter, "tol": tol,
                               "weighted": has_weight}
     if personalization is not None and sum(personalization.get(v, 0) for v in graph) == 0:
@@ -355,7 +241,7 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
         if mapping is not None:
             known = {v: x for v, x in mapping.items() if v in graph}
             params[name] = dict(zip(_ids(stored, known), known.values(), strict=True))
-    job = _session.client().run(stored, "pagerank", **params).wait(progress=False)
+    job = current().run_on(stored, "pagerank", **params)
     if not job.result(fields="summary").summary.get("converged", True):
         raise nx.PowerIterationFailedConvergence(max_iter)
     return _in_order(graph, job.node_values("pagerank"))
@@ -363,31 +249,30 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
 
 def core_number(G: Any) -> dict[Any, int]:  # noqa: N803
     """Core number of each node."""
+    import networkx as nx
+
     graph = _graph(G, "core_number")
-    return _in_order(graph, _session.run(graph, "core_number").node_values("core_number"))
+    if len(graph) == 0:
+        return {}
+    if any(map(operator.contains, graph._adj.values(), graph._adj)):  # u in adj[u]: a loop
+        raise nx.NetworkXNotImplemented(
+            "Input graph has self loops which is not permitted; "
+            "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
+    return _in_order(graph, current().run(graph, "core_number").node_values("core_number"))
 
 
-def _subset(graph: Any, values: dict[Any, Any], nodes: Any) -> Any:
-    """NetworkX's ``nodes`` argument: one node -> its value, an iterable -> a dict."""
-    if nodes is None:
-        return _in_order(graph, values)
-    if nodes in graph:
-        return values[nodes]
-    return {v: values[v] for v in graph.nbunch_iter(nodes)}
 
-
-def triangles(G: Any, nodes: Any = None) -> Any:  # noqa: N803
-    """Triangles through each node (or through ``nodes``)."""
-    graph = _graph(G, "triangles")
-    return _subset(graph, _session.run(graph, "triangles").node_values("triangles"), nodes)
-
-
-def clustering(G: Any, nodes: Any = None, weight: str | None = None) -> Any:  # noqa: N803
-    """Local clustering coefficient (unweighted; ``weight`` is not served)."""
-    graph = _graph(G, "clustering")
-    if weight is not None:
-        raise NotImplementedError("clustering: the weighted coefficient is not served")
-    return _subset(graph, _session.run(graph, "triangles").node_values("clustering"), nodes)
+def _counted(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, counting in the session its calls and those that fall back to NetworkX."""
+    @wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        current().calls += 1
+        try:
+            return function(*args, **kwargs)
+        except NotImplementedError:
+            current().fallbacks += 1
+            raise
+    return call
 
 
 class BackendInterface:
@@ -395,7 +280,7 @@ class BackendInterface:
 
     def __init__(self, functions: dict[str, Callable[..., Any]]) -> None:
         for name, function in functions.items():
-            setattr(self, name, function)
+            setattr(self, name, _counted(function))
 
     @staticmethod
     def convert_from_nx(G: Any, edge_attrs: Any = None, node_attrs: Any = None,  # noqa: N803
@@ -416,7 +301,7 @@ class BackendInterface:
         if name not in FUNCTIONS:
             return f"graphgpu does not serve {name}"
         try:
-            available = _session.algorithms()
+            available = current().algorithms()
         except Exception as exc:  # the service is down: NetworkX may run it instead
             return f"the graphgpu service is unreachable ({exc})"
         return FUNCTIONS[name] in available or f"the service has no {FUNCTIONS[name]!r}"
@@ -426,7 +311,14 @@ class BackendInterface:
         return True
 
 
-backend_interface = BackendInterface({name: globals()[name] for name in FUNCTIONS})
+def _function(name: str) -> Callable[..., Any]:
+    for module in (nx_structure, nx_paths):
+        if name in module.SERVED:
+            return getattr(module, name)
+    return globals()[name]
+
+
+backend_interface = BackendInterface({name: _function(name) for name in FUNCTIONS})
 
 
 def backend_info() -> dict[str, Any]:
@@ -438,5 +330,6 @@ def backend_info() -> dict[str, Any]:
         "short_summary": "Runs NetworkX calls on a graphgpu service (GPU workers).",
         "functions": {name: {"additional_docs": f"Runs the service's {algo!r} algorithm."}
                       for name, algo in FUNCTIONS.items()},
-        "default_config": {},
+        # True: fingerprint every graph on every call (catches graphs changed by hand).
+        "default_config": {"verify_cache": False},
     }

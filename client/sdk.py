@@ -26,7 +26,13 @@ import httpx
 import numpy as np
 
 from graphgpu.client import edgetext
-from graphgpu.client.errors import error_from_response, retry_after, unreachable
+from graphgpu.client.errors import (
+    NotFoundError,
+    ValidationError,
+    error_from_response,
+    retry_after,
+    unreachable,
+)
 from graphgpu.client.models import Graph, Job, Result
 
 __all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
@@ -205,6 +211,28 @@ class Client:
     def graphs(self) -> list[Graph]:
         """Every stored graph."""
         return [Graph.from_json(g) for g in self.request("GET", "/v1/graphs").json()["graphs"]]
+
+    def find_graph(self, id_or_name: str) -> Graph:
+        """The stored graph with this id, or else the one graph with this name.
+
+        Raises
+        ------
+        NotFoundError
+            No graph has that id or name (code ``not_found``).
+        ValidationError
+            Several graphs have that name (code ``ambiguous_name``; the message lists their
+            ids).
+        """
+        graphs = self.graphs()
+        named = [g for g in graphs if g.id == id_or_name] or [
+            g for g in graphs if g.name == id_or_name]
+        if len(named) == 1:
+            return named[0]
+        if not named:
+            raise NotFoundError(None, "not_found", f"no graph has the id or name {id_or_name!r}")
+        raise ValidationError(None, "ambiguous_name", f"{len(named)} graphs are named "
+                              f"{id_or_name!r}; pass one of their ids: "
+                              f"{', '.join(g.id for g in named)}")
 
     def graph(self, graph_id: str) -> Graph:
         """One graph's metadata (:class:`NotFoundError` if unknown)."""

@@ -48,13 +48,26 @@ def params_cell(model: type[BaseModel]) -> str:
     return ", ".join(parts) or "none"
 
 
+def directed_cell(algorithm: Algorithm) -> str:
+    """What the algorithm does on a directed graph (its registry rule, and `direction` when it
+    takes one)."""
+    if algorithm.directed == "refuse":
+        return "refused (422 `directed_graph`)"
+    if algorithm.directed == "symmetrise":
+        return "symmetrised (edges both ways)"
+    if "direction" in algorithm.params_model.model_fields:
+        return "follows `direction` (out-edges by default, as NetworkX)"
+    return "native"
+
+
 def algorithm_table() -> str:
-    """The markdown table: name, what it computes, parameters, backends."""
-    rows = ["| name | what it computes | params | backends |", "|---|---|---|---|"]
+    """The markdown table: name, what it computes, parameters, directed graphs, backends."""
+    rows = ["| name | what it computes | params | directed graphs | backends |",
+            "|---|---|---|---|---|"]
     for name, algorithm in sorted(builtin_algorithms().items()):
         summary = algorithm.summary.replace("|", "\\|")
         rows.append(f"| `{name}` | {summary} | {params_cell(algorithm.params_model)} | "
-                    f"{', '.join(b.upper() for b in BACKENDS)} |")
+                    f"{directed_cell(algorithm)} | {', '.join(b.upper() for b in BACKENDS)} |")
     return "\n".join(rows)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import sys
 import uuid
 
@@ -80,7 +82,7 @@ def test_generate_run_wait_status_and_results(gg, tmp_path):
     listing = json.loads(out)
     assert code == 0 and len(listing["jobs"]) <= 5 and listing["workers"]
 
-    code, out, _ = gg("result", job_id)
+    code, out, _ = gg("result", job_id, "--format", "json")
     levels = json.loads(out)["node_values"]["level"]
     assert code == 0 and levels["19"] == 7  # the far corner of the 4 x 5 grid
 
@@ -118,6 +120,9 @@ def test_run_without_wait_then_cancel(gg, stack, edge_file):
 def test_algorithms(gg):
     code, out, _ = gg("algorithms")
     assert code == 0 and "bfs" in out and "test_sleep" in out
+    names = [m.group(1) for m in re.finditer(r"^│ (\w+) ", out, re.MULTILINE)]
+    assert "sssp" in names and names == sorted(names)
+    assert "prune={auto|on|off}:off" in out and "dtype={float32|float64}:float64" in out
     code, out, _ = gg("algorithms", "--json")
     by_name = {a["name"]: a for a in json.loads(out)}
     assert by_name["bfs"]["node_params"] == ["source", "sources"]
@@ -155,3 +160,93 @@ def test_serve_and_worker_exec_the_modules(monkeypatch):
     assert os.environ["GRAPHGPU_LOG_REQUESTS"] == "true"
     assert main(["worker", "--backend", "cpu", "--burst"]) == 0
     assert calls[-1][2:] == ["-m", "graphgpu.workers", "--backend", "cpu", "--burst"]
+
+
+def test_help_is_plain_text_and_run_help_lists_algorithms_and_backends(gg, stack):
+    code, out, _ = gg("--help")
+    assert code == 0 and "``" not in out and "jq" in out
+    code, out, _ = gg("run", "--help")
+    assert code == 0 and "bfs: source=null, sources=null, prune={auto|on|off}:off" in out
+    assert "sssp: source, dtype={float32|float64}:float64" in out
+    assert "backends: auto" in out and "gpu" in out.split("backends:")[1]
+
+
+def test_result_prints_the_summary_and_npy_needs_a_field(gg, tmp_path):
+    graph = json.loads(gg("generate", "grid", "-p", "rows=3", "-p", "cols=3")[1])
+    job_id = json.loads(gg("run", "bfs", "--graph", graph["id"], "-p", "source=0",
+                           "--wait")[1])["job_id"]
+    code, out, _ = gg("result", job_id)
+    shown = json.loads(out)
+    assert code == 0 and "node_values" not in shown and shown["summary"]["reached"] == 9
+    assert shown["available"]["node_values"] == ["level", "parent"]
+    code, out, err = gg("result", job_id, "--format", "npy", "-o", str(tmp_path / "x.npy"))
+    assert code == 2 and "needs --field" in err and not (tmp_path / "x.npy").exists()
+    assert gg("result", job_id, "-o", str(tmp_path / "r.csv"))[0] == 0  # format from suffix
+    assert (tmp_path / "r.csv").read_text().startswith("node_id,level,parent")
+
+
+def test_upload_csv_with_header_weight_column_and_directed(gg, tmp_path):
+    base = uuid.uuid4().int % 10**9
+    path = tmp_path / "edges.csv"
+    path.write_text(f"source,target,cost,weight\n{base},{base + 1},7,0.5\n"
+                    f"{base + 1},{base + 2},8,0.25\n")
+    code, out, err = gg("upload", str(path), "--weight-column", "cost", "--directed")
+    graph = json.loads(out)
+    assert code == 0, err
+    assert (graph["n"], graph["m"], graph["weighted"], graph["directed"]) == (3, 2, True, True)
+    name = f"csv-{base}"
+    assert gg("upload", str(path), "--name", name)[0] == 0  # the 'weight' column by default
+    code, out, _ = gg("run", "sssp", "--graph", name, "-p", f"source={base}", "--wait")
+    assert code == 0 and json.loads(out)["summary"]["max_distance"] == 0.75
+    code, _, err = gg("upload", str(path), "--weight-column", "nope")
+    assert code == 1 and "no weight column 'nope'" in err
+
+
+def test_upload_labelled_tsv_writes_the_label_mapping(gg, tmp_path):
+    tag = uuid.uuid4().hex[:8]
+    path = tmp_path / "people.tsv"
+    path.write_text(f"alice\tbob-{tag}\nbob-{tag}\tcarol\ncarol\tdave\n")
+    code, out, err = gg("upload", str(path), "--name", f"people-{tag}")
+    graph = json.loads(out)
+    assert code == 0 and (graph["n"], graph["m"]) == (4, 3)
+    labels = (tmp_path / "people.tsv.labels.csv").read_text().splitlines()
+    assert graph["labels_file"] == str(tmp_path / "people.tsv.labels.csv") and "labels" in err
+    assert labels == ["id,label", "0,alice", f"1,bob-{tag}", "2,carol", "3,dave"]
+
+
+def test_graph_by_unique_name(gg, tmp_path):
+    tag = uuid.uuid4().hex[:8]
+    for rows in (2, 3):
+        gg("generate", "grid", "-p", f"rows={rows}", "-p", "cols=2", "--name", f"twin-{tag}")
+    code, _, err = gg("run", "bfs", "--graph", f"twin-{tag}", "-p", "source=0")
+    assert code == 1 and "2 graphs are named" in err
+    path = tmp_path / "solo.txt"
+    base = int(tag, 16) % 10**9
+    path.write_text("".join(f"{base + i} {base + i + 1}\n" for i in range(9)))
+    assert gg("upload", str(path), "--name", f"solo-{tag}")[0] == 0
+    code, out, err = gg("run", "bfs", "--graph", f"solo-{tag}", "-p", f"source={base}", "--wait")
+    assert code == 0, err
+    assert json.loads(out)["summary"]["reached"] == 10
+
+
+def test_progress_line_fits_80_columns(monkeypatch):
+    from graphgpu.client import models
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    bar = models._progress_bar("always")
+    task = bar.add_task("critical_nodes 0123abcd", total=1.0, message="")
+    bar.update(task, completed=0.42, message="running: memetic generation 12, best 123456 "
+               "after 3.2 s on island 3 of 4, pool of 20")
+    lines = ["".join(s.text for s in line)
+             for line in bar.console.render_lines(bar.get_renderable(), bar.console.options)]
+    assert len(lines) == 1 and len(lines[0].rstrip()) <= 80
+    assert "42%" in lines[0] and "━" in lines[0] and "running: memetic" in lines[0]
+
+
+def test_brief_summary_hides_long_lists_unless_verbose():
+    from graphgpu.client.clihelp import brief
+
+    summary = {"objective": 3, "timeline": [[0.1 * i, i] for i in range(30)], "few": [1, 2]}
+    assert brief(summary) == {"objective": 3, "few": [1, 2],
+                              "timeline": "[30 entries; --verbose shows them]"}

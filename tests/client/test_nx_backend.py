@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import warnings
 
 import networkx as nx
 import pytest
@@ -165,3 +166,144 @@ def test_directed_pagerank_and_strong_components() -> None:
         nx_backend.core_number(g)  # undirected-only functions refuse directed graphs
     with pytest.raises(nx.PowerIterationFailedConvergence):
         nx.pagerank(g, max_iter=0, backend=BACKEND)
+
+
+def weighted_digraph() -> nx.DiGraph:
+    g = nx.gnp_random_graph(40, 0.08, seed=6, directed=True)
+    for i, (u, v) in enumerate(g.edges):
+        g[u][v]["weight"] = 1 + (7 * i) % 5  # integer weights: NetworkX's lengths are ints
+    g.add_node(99)  # an isolated node
+    return g
+
+
+def test_no_cache_warning_on_repeated_calls() -> None:
+    g = int_graph()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            nx.pagerank(g, backend=BACKEND)
+            nx.core_number(g, backend=BACKEND)
+
+
+def test_served_calls_dispatch_no_networkx_function(monkeypatch) -> None:
+    dispatched: list[str] = []
+    original = nx.utils.backends._dispatchable.__call__
+
+    def record(self, /, *args, backend=None, **kwargs):
+        dispatched.append(self.name)
+        return original(self, *args, backend=backend, **kwargs)
+
+    g, path = int_graph(), nx.path_graph(5)
+    monkeypatch.setattr(nx.utils.backends._dispatchable, "__call__", record)
+    list(nx_backend.backend_interface.connected_components(g))
+    nx_backend.backend_interface.pagerank(g)
+    nx_backend.backend_interface.is_forest(path)
+    assert dispatched == []
+
+
+@pytest.mark.parametrize("make", [int_graph, label_graph])
+def test_structure_functions_equal_networkx(make) -> None:
+    g = make()
+    node = next(iter(g))
+    for name in ("is_connected", "number_of_isolates", "is_tree", "is_forest", "transitivity"):
+        assert getattr(nx, name)(g, backend=BACKEND) == getattr(nx, name)(g), name
+    assert list(nx.isolates(g, backend=BACKEND)) == list(nx.isolates(g))
+    assert nx.is_isolate(g, node, backend=BACKEND) == nx.is_isolate(g, node)
+    assert nx.node_connected_component(g, node, backend=BACKEND) == \
+        nx.node_connected_component(g, node)
+    assert nx.average_clustering(g, backend=BACKEND) == pytest.approx(nx.average_clustering(g))
+    assert nx.average_clustering(g, count_zeros=False, backend=BACKEND) == \
+        pytest.approx(nx.average_clustering(g, count_zeros=False))
+    tree = nx.random_labeled_tree(30, seed=1)
+    assert nx.is_tree(tree, backend=BACKEND) and nx.is_forest(tree, backend=BACKEND)
+
+
+def test_directed_components_and_reachability_equal_networkx() -> None:
+    g = weighted_digraph()
+    for name in ("number_weakly_connected_components", "is_weakly_connected",
+                 "is_strongly_connected", "number_of_isolates", "is_forest"):
+        assert getattr(nx, name)(g, backend=BACKEND) == getattr(nx, name)(g), name
+    assert (sorted(map(sorted, nx.weakly_connected_components(g, backend=BACKEND)))
+            == sorted(map(sorted, nx.weakly_connected_components(g))))
+    for source in (0, 5, 99):
+        assert nx.descendants(g, source, backend=BACKEND) == nx.descendants(g, source)
+        assert nx.ancestors(g, source, backend=BACKEND) == nx.ancestors(g, source)
+        assert nx.descendants_at_distance(g, source, 2, backend=BACKEND) == \
+            nx.descendants_at_distance(g, source, 2)
+        assert nx.has_path(g, source, 7, backend=BACKEND) == nx.has_path(g, source, 7)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_shortest_path_lengths_equal_networkx(directed: bool) -> None:
+    g = weighted_digraph() if directed else weighted_digraph().to_undirected()
+    for source in (0, 3):
+        for call, kwargs in (("single_source_shortest_path_length", {}),
+                             ("single_source_shortest_path_length", {"cutoff": 2}),
+                             ("single_target_shortest_path_length", {}),
+                             ("single_source_dijkstra_path_length", {}),
+                             ("single_source_dijkstra_path_length", {"cutoff": 4}),
+                             ("single_source_bellman_ford_path_length", {}),
+                             ("shortest_path_length", {"weight": "weight"}),
+                             ("shortest_path_length", {})):
+            assert getattr(nx, call)(g, source, backend=BACKEND, **kwargs) == \
+                getattr(nx, call)(g, source, **kwargs), (call, kwargs)
+        assert nx.shortest_path_length(g, target=source, weight="weight", backend=BACKEND) == \
+            nx.shortest_path_length(g, target=source, weight="weight")
+        reached = nx.single_source_shortest_path_length(g, source)
+        target = max(reached, key=reached.get)
+        for call in ("dijkstra_path_length", "bellman_ford_path_length"):
+            assert getattr(nx, call)(g, source, target, backend=BACKEND) == \
+                getattr(nx, call)(g, source, target)
+        assert nx.shortest_path_length(g, source, target, backend=BACKEND) == reached[target]
+    with pytest.raises(nx.NetworkXNoPath):
+        nx.dijkstra_path_length(g, 0, 99, backend=BACKEND)
+    with pytest.raises(nx.NodeNotFound):
+        nx.shortest_path_length(g, 0, 1234, backend=BACKEND)
+
+
+def test_leiden_communities_partition_the_graph() -> None:
+    g = nx.planted_partition_graph(3, 15, 0.7, 0.02, seed=4)
+    communities = nx.community.leiden_communities(g, seed=1, backend=BACKEND)
+    assert sorted(map(sorted, communities)) == [list(range(15 * b, 15 * (b + 1)))
+                                                 for b in range(3)]
+
+
+def test_changes_are_seen_through_networkx_cache_or_verify(monkeypatch) -> None:
+    g = nx.path_graph(4)
+    nx.set_edge_attributes(g, 1, "weight")
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 3
+    g.add_edge(2, 3, weight=5)  # a method: NetworkX empties the graph's cache
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
+    g[1][2]["weight"] = 10  # by hand: the graph's cache says nothing ...
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
+    monkeypatch.setattr(nx.config.backends.graphgpu, "verify_cache", True)
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 16  # ... the fingerprint does
+    monkeypatch.undo()
+    g[1][2]["weight"] = 1
+    g.__networkx_cache__.clear()  # NetworkX's advice for changes by hand
+    assert nx.dijkstra_path_length(g, 0, 3, backend=BACKEND) == 7
+
+
+def test_multigraphs_where_parallel_edges_do_not_change_the_answer() -> None:
+    g = nx.MultiGraph([(1, 2), (2, 3), (5, 6)])
+    g.add_edge(0, 1, weight=7)
+    g.add_edge(0, 1, weight=2)  # the lighter of the parallel edges counts, as in NetworkX
+    g.add_edge(1, 2, weight=3)
+    assert nx.single_source_dijkstra_path_length(g, 0, backend=BACKEND) == \
+        nx.single_source_dijkstra_path_length(g, 0) == {0: 0, 1: 2, 2: 3, 3: 4}
+    assert nx.number_connected_components(g, backend=BACKEND) == 2
+    assert nx.is_forest(g, backend=BACKEND) is False  # parallel edges make cycles
+    with pytest.raises(NotImplementedError):
+        nx_backend.backend_interface.triangles(g)
+
+
+def test_maximal_independent_set_containing_given_nodes() -> None:
+    g = nx.florentine_families_graph()
+    mis = nx.maximal_independent_set(g, ["Medici", "Bischeri"], backend=BACKEND)
+    chosen = set(mis)
+    assert {"Medici", "Bischeri"} <= chosen and len(chosen) == len(mis)
+    assert not any(u in chosen and v in chosen for u, v in g.edges)
+    assert all(v in chosen or any(u in chosen for u in g[v]) for v in g)
+    with pytest.raises(nx.NetworkXUnfeasible):
+        nx.maximal_independent_set(g, ["Salviati", "Pazzi"], backend=BACKEND)
+    assert nx.maximal_independent_set(nx.complete_graph(5), [3], backend=BACKEND) == [3]

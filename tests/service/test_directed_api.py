@@ -71,11 +71,15 @@ def test_native_symmetrised_and_refused_algorithms(stack: Stack) -> None:
     assert weak["graph_view"] == "symmetrised" and weak["summary"]["count"] == 1
     tri = result(stack, graph_id, "triangles")
     assert tri["graph_view"] == "symmetrised" and tri["summary"]["triangles"] == 1
-    refused = stack.submit(graph_id, "sssp", {"source": 0}, backend="cpu")
+    refused = stack.submit(graph_id, "apsp", {}, backend="cpu")
     assert refused.status_code == 422
     assert refused.json()["error"]["field"] == "directed"
     undirected_id = stack.upload(EDGELIST)["id"]
     assert result(stack, undirected_id, "sssp", {"source": 0})["graph_view"] == "undirected"
+    out = result(stack, graph_id, "bfs", {"source": 0})  # out-edges, as NetworkX
+    assert out["graph_view"] == "directed"
+    assert {int(v): d for v, d in out["node_values"]["level"].items() if d >= 0} == dict(
+        nx.single_source_shortest_path_length(nx.DiGraph(ARCS), 0))
 
 
 def test_sdk_uploads_directed(stack: Stack) -> None:

@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphgpu.kernels.algorithms.common.direction import DESCRIPTION as DIRECTION_DESCRIPTION
+from graphgpu.kernels.algorithms.common.direction import Direction
 from graphgpu.kernels.algorithms.sssp import cpu, gpu
 from graphgpu.kernels.core.registry import Algorithm, register_algorithm
 
@@ -34,6 +36,7 @@ class SsspParams(BaseModel):
     source: int = Field(description="Original id of the node to start from.")
     dtype: Literal["float32", "float64"] = Field(
         "float64", description="Precision of the distances (weights are cast to it).")
+    direction: Direction = Field("out", description=DIRECTION_DESCRIPTION)
 
 
 class SsspSummary(BaseModel):
@@ -44,9 +47,9 @@ class SsspSummary(BaseModel):
     max_distance: float = Field(description="Largest finite distance.")
 
 
-# Directed graphs are refused: the parent rule reads rows as in-lists.
+# Directed graphs: paths follow `direction` (out-edges by default, as NetworkX's).
 SSSP = register_algorithm(Algorithm(
     name="sssp", params_model=SsspParams, result_model=SsspSummary, cpu=cpu.sssp, gpu=gpu.sssp,
-    node_params=("source",), directed="refuse",
+    node_params=("source",), directed="native",
     summary="Single-source shortest paths (non-negative weights; unweighted edges count 1): "
             "distance and deterministic parent of every node."))

@@ -14,15 +14,18 @@ import numpy as np
 
 from graphgpu.kernels.algorithms.common.bfs import bfs_queue
 from graphgpu.kernels.algorithms.common.dijkstra import dijkstra
+from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.algorithms.sssp import driver
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(cache=True, nogil=True)
-def tight_parents(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, dist: np.ndarray,
-                  source: int) -> np.ndarray:
-    """Fewest-hop BFS over tight arcs, then the parent rule of the family's notes."""
+def tight_parents(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
+                  in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray,
+                  dist: np.ndarray, source: int) -> np.ndarray:
+    """Fewest-hop BFS over tight arcs (out-rows), then the parent rule of the family's notes
+    (in-rows: the same arcs by head; the same CSR on an undirected graph)."""
     n = indptr.shape[0] - 1
     tight = np.empty(indices.shape[0], np.bool_)
     for u in range(n):
@@ -37,20 +40,22 @@ def tight_parents(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, d
     parent[source] = source
     for v in range(n):
         if hops[v] > 0:
-            for j in range(indptr[v], indptr[v + 1]):
-                u = indices[j]
-                if hops[u] == hops[v] - 1 and dist[u] + weight[j] == dist[v]:
+            for j in range(in_indptr[v], in_indptr[v + 1]):
+                u = in_indices[j]
+                if hops[u] == hops[v] - 1 and dist[u] + in_weight[j] == dist[v]:
                     parent[v] = u
                     break
     return parent
 
 
-def _solve(graph: Graph, source: int, weight: np.ndarray, progress: ProgressFn
-           ) -> tuple[np.ndarray, np.ndarray]:
+def _solve(graph: Graph, source: int, weight: np.ndarray, in_weight: np.ndarray,
+           progress: ProgressFn) -> tuple[np.ndarray, np.ndarray]:
     progress(0.0, "sssp: distances")
     dist = dijkstra(graph.indptr, graph.indices, weight, source)
     progress(0.7, "sssp: parents")
-    return dist, tight_parents(graph.indptr, graph.indices, weight, dist, source)
+    in_indptr, in_indices, _ = backward(graph)
+    return dist, tight_parents(graph.indptr, graph.indices, weight, in_indptr, in_indices,
+                               in_weight, dist, source)
 
 
 def sssp(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

@@ -11,27 +11,44 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.common import direction
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-#: ``(graph, source, weight, progress) -> (distance, parent)``, host arrays.
-Solve = Callable[[Graph, int, np.ndarray, ProgressFn], tuple[np.ndarray, np.ndarray]]
+#: ``(graph, source, weight, in_weight, progress) -> (distance, parent)``, host arrays: paths
+#: follow the out-rows (weights ``weight``), parents are found in the in-rows (``in_weight``).
+Solve = Callable[[Graph, int, np.ndarray, np.ndarray, ProgressFn], tuple[np.ndarray, np.ndarray]]
 
 
 def arc_weights(graph: Graph, dtype: str) -> np.ndarray:
     """Arc weights in ``dtype``; ones for an unweighted graph; negative weights refused."""
-    if graph.weights is None:
-        return np.ones(graph.indices.shape[0], dtype=dtype)
-    if graph.weights.size and graph.weights.min() < 0:
+    return _cast(graph.weights, graph.indices.shape[0], dtype)
+
+
+def in_arc_weights(graph: Graph, weight: np.ndarray, dtype: str) -> np.ndarray:
+    """The weights of the in-rows (:func:`..common.direction.backward`) in ``dtype``:
+    ``weight`` itself for an undirected graph."""
+    if not graph.directed:
+        return weight
+    return _cast(graph.in_weights, graph.in_indices.shape[0], dtype)
+
+
+def _cast(weights: np.ndarray | None, arcs: int, dtype: str) -> np.ndarray:
+    if weights is None:
+        return np.ones(arcs, dtype=dtype)
+    if weights.size and weights.min() < 0:
         raise InvalidInput("sssp needs non-negative weights", field="weights")
-    return graph.weights.astype(dtype)
+    return weights.astype(dtype)
 
 
 def run(graph: Graph, params: Any, progress: ProgressFn, solve: Solve) -> AlgorithmResult:
     """An ``sssp`` job (``params``: ``SsspParams``) with a backend's ``solve``."""
     source = int(graph.internal_ids(params.source)[0])
-    dist, parent = solve(graph, source, arc_weights(graph, params.dtype), progress)
+    graph = direction.oriented(graph, params.direction)
+    weight = arc_weights(graph, params.dtype)
+    dist, parent = solve(graph, source, weight, in_arc_weights(graph, weight, params.dtype),
+                         progress)
     finite = np.isfinite(dist)
     summary = {"source": int(params.source), "reached": int(np.count_nonzero(finite)),
                "max_distance": float(dist[finite].max())}

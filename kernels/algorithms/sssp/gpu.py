@@ -50,14 +50,15 @@ def _frontier_loop(kernel: Any, args_before: tuple, args_after: tuple, start: An
     return step
 
 
-def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: ProgressFn
-                      ) -> tuple[Any, Any]:
+def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: ProgressFn,
+                      in_weight: np.ndarray | None = None) -> tuple[Any, Any]:
     """Shortest paths on the GPU from internal id ``source``; device ``(distance, parent)``.
 
     Frontier Bellman-Ford: each step relaxes the arcs of the vertices whose distance dropped in
     the previous one, with an atomic minimum on the distances' bit patterns; then a BFS over the
     tight arcs for the hop counts and one pass for the parents (the family's notes). Distances
-    are in ``weight``'s dtype (float32 or float64).
+    are in ``weight``'s dtype (float32 or float64). Paths follow the out-rows; a directed
+    graph's parents are found in its in-rows, weighted by ``in_weight``.
     """
     cp = cupy()
     k = kernels(CUDA_SOURCE, NAMES)
@@ -69,7 +70,7 @@ def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: P
     dist[source] = 0
     stamp = cp.full(n, -1, dtype=cp.int32)
     start = cp.asarray([source], dtype=cp.int32)
-    avg = 2 * graph.m / max(n, 1)
+    avg = int(graph.indices.shape[0]) / max(n, 1)  # arcs per row, either kind of graph
     _frontier_loop(k[f"sssp_relax_{suffix}"], (dg.indptr, dg.indices, weight, dist), (stamp,),
                    start, n, avg, progress, "relax")
     hops = cp.full(n, -1, dtype=cp.int32)
@@ -77,9 +78,11 @@ def distances_parents(graph: Graph, source: int, weight: np.ndarray, progress: P
     _frontier_loop(k[f"sssp_hops_{suffix}"], (dg.indptr, dg.indices, weight, dist, hops), (),
                    start, n, avg, progress, "hops")
     parent = cp.empty(n, dtype=cp.int64)
+    rows_in = (dg.indptr, dg.indices, weight) if not graph.directed else (
+        cp.asarray(graph.in_indptr), cp.asarray(graph.in_indices), cp.asarray(in_weight))
     k[f"sssp_parent_{suffix}"](
         grid_for(n, THREADS), (THREADS,),
-        (dg.indptr, dg.indices, weight, dist, hops, np.int32(n), np.int32(source), parent))
+        (*rows_in, dist, hops, np.int32(n), np.int32(source), parent))
     return dist, parent
 
 
@@ -88,9 +91,9 @@ def sssp_device(graph: Graph, source: int, dtype: str, progress: ProgressFn) -> 
     return distances_parents(graph, source, driver.arc_weights(graph, dtype), progress)
 
 
-def _solve(graph: Graph, source: int, weight: np.ndarray, progress: ProgressFn
-           ) -> tuple[np.ndarray, np.ndarray]:
-    dist, parent = distances_parents(graph, source, weight, progress)
+def _solve(graph: Graph, source: int, weight: np.ndarray, in_weight: np.ndarray,
+           progress: ProgressFn) -> tuple[np.ndarray, np.ndarray]:
+    dist, parent = distances_parents(graph, source, weight, progress, in_weight)
     return dist.get(), parent.get()
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphgpu.kernels.algorithms.common import pruning
+from graphgpu.kernels.algorithms.common.direction import DESCRIPTION as DIRECTION_DESCRIPTION
+from graphgpu.kernels.algorithms.common.direction import Direction
 from graphgpu.kernels.algorithms.traversal import cpu, gpu
 from graphgpu.kernels.core.registry import Algorithm, register_algorithm
 
@@ -40,7 +42,9 @@ class BfsParams(BaseModel):
     sources: list[int] | None = Field(
         None, min_length=1, description="Original ids of several start nodes (multi-source BFS: "
         "levels are distances to the nearest one); instead of `source`.")
-    prune: pruning.PruneMode = Field("off", description=PRUNE_DESCRIPTION)
+    prune: pruning.PruneMode = Field("off", description=PRUNE_DESCRIPTION + " Undirected "
+                                     "searches only ('auto' does not prune a directed one).")
+    direction: Direction = Field("out", description=DIRECTION_DESCRIPTION)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> BfsParams:
@@ -78,10 +82,10 @@ class ComponentsSummary(BaseModel):
     prune_rounds: pruning.PruneRounds = None
 
 
-# Directed graphs are refused: bottom-up steps and the parent rule read rows as in-lists.
+# Directed graphs: the search follows `direction` (out-edges by default, as NetworkX does).
 BFS = register_algorithm(Algorithm(
     name="bfs", params_model=BfsParams, result_model=BfsSummary, cpu=cpu.bfs, gpu=gpu.bfs,
-    node_params=("source", "sources"), directed="refuse",
+    node_params=("source", "sources"), directed="native",
     summary="Breadth-first search: level and deterministic parent of every node from one or "
             "more sources."))
 

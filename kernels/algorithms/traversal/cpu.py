@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from graphgpu.kernels.algorithms.common.bfs import bfs_queue, label_components
+from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.algorithms.traversal import driver
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -35,7 +36,8 @@ def bfs_levels(indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray,
 @numba.njit(cache=True, nogil=True)
 def bfs_parents(indptr: np.ndarray, indices: np.ndarray, level: np.ndarray,
                 sources: np.ndarray) -> np.ndarray:
-    """Parent (int64) of every node: its smallest neighbour one level up; sources their own."""
+    """Parent (int64) of every node: its smallest neighbour one level up (rows read as
+    in-lists); sources their own."""
     parent = np.full(level.shape[0], -1, np.int64)
     for v in range(level.shape[0]):
         wanted = level[v] - 1
@@ -74,8 +76,14 @@ def bfs(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
     the nearest source) and ``parent`` (int64 internal ids, -1 unreachable, sources their own
     parent) per node, and a ``BfsSummary``.
     """
-    return driver.bfs(graph, params, progress, np, bfs_csr,
-                      lambda sources: bfs_csr(graph.indptr, graph.indices, graph.n, sources))
+    return driver.bfs(graph, params, progress, np, bfs_csr, bfs_graph)
+
+
+def bfs_graph(graph: Graph, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(level, parent)`` following the out-rows of ``graph``, parents from its in-rows."""
+    level = bfs_levels(graph.indptr, graph.indices, sources, graph.n)
+    in_indptr, in_indices, _ = backward(graph)
+    return level, bfs_parents(in_indptr, in_indices, level, sources)
 
 
 def connected_components(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

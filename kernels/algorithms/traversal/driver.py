@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.common import pruning
+from graphgpu.kernels.algorithms.common import direction, pruning
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -34,18 +34,23 @@ def bfs_sources(graph: Graph, params: Any) -> np.ndarray:
 
 
 def bfs(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: BfsSolve,
-        whole: Callable[[Any], tuple[Any, Any]]) -> AlgorithmResult:
-    """A ``bfs`` job: ``core`` solves the pruned core (when pruning), ``whole(sources)`` the
-    whole graph; both return ``(level, parent)`` in ``xp`` (``numpy`` or ``cupy``)."""
+        whole: Callable[[Graph, Any], tuple[Any, Any]]) -> AlgorithmResult:
+    """A ``bfs`` job: ``core`` solves the pruned core (when pruning), ``whole(graph, sources)``
+    the whole graph, oriented by ``params.direction`` (:mod:`..common.direction`: its out-rows
+    are the arcs to follow); both return ``(level, parent)`` in ``xp`` (``numpy`` or ``cupy``)."""
     sources = bfs_sources(graph, params)
+    graph = direction.oriented(graph, params.direction)
+    if graph.directed and params.prune == "on":
+        raise InvalidInput("prune='on' needs an undirected search; on a directed graph pass "
+                           "direction='both' or prune='off'", field="prune")
     progress(0.0, "bfs: searching")
     on_backend = xp.asarray(sources)
     pruned = None
-    if pruning.decide(graph, params.prune):
+    if not graph.directed and pruning.decide(graph, params.prune):
         pruned = pruning.prune(graph, xp, sources)
         level, parent = pruning.bfs_pruned(xp, pruned, graph.n, on_backend, core)
     else:
-        level, parent = whole(on_backend)
+        level, parent = whole(graph, on_backend)
     host = getattr(xp, "asnumpy", np.asarray)
     level, parent = host(level), host(parent)
     summary: dict[str, Any] = {"source": params.source}
@@ -56,6 +61,27 @@ def bfs(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: BfsSolve
     progress(1.0, "bfs: done")
     return AlgorithmResult(summary=summary, node_values={"level": level, "parent": parent},
                            node_id_fields=("parent",))
+
+
+def directed_parents(xp: Any, in_indptr: Any, in_indices: Any, level: Any,
+                     sources: Any) -> Any:
+    """Parents by the family's rule on a directed graph: ``parent[v]`` is the smallest
+    in-neighbour of ``v`` one level up (rows are sorted: the first hit), in ``xp``.
+
+    For a search whose expansion does not look at in-rows (the GPU's top-down steps read a
+    frontier vertex's out-row), a pass over the arcs, vectorised.
+    """
+    n = int(level.shape[0])
+    # The row of each arc (CuPy's repeat takes no array of counts).
+    row = xp.searchsorted(in_indptr, xp.arange(int(in_indices.shape[0])), side="right") - 1
+    hits = xp.flatnonzero((level[row] > 0) & (level[in_indices] == level[row] - 1))
+    rows = row[hits]
+    first = xp.ones(rows.shape[0], dtype=bool)
+    first[1:] = rows[1:] != rows[:-1]
+    parent = xp.full(n, -1, dtype=xp.int64)
+    parent[rows[first]] = in_indices[hits[first]]
+    parent[sources] = sources
+    return parent
 
 
 def components(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: ComponentsSolve,

@@ -81,7 +81,8 @@ def bfs_device(graph: Graph, source: int, progress: ProgressFn) -> tuple[Any, An
     return _search(on_device(graph), None, int(source), progress)
 
 
-def bfs_levels_parents(dg: DeviceGraph, sources: Any, progress: ProgressFn) -> tuple[Any, Any]:
+def bfs_levels_parents(dg: DeviceGraph, sources: Any, progress: ProgressFn,
+                       up: DeviceGraph | None = None) -> tuple[Any, Any]:
     """Direction-optimising BFS on the GPU; returns device ``(level, parent)``.
 
     Parameters
@@ -92,6 +93,10 @@ def bfs_levels_parents(dg: DeviceGraph, sources: Any, progress: ProgressFn) -> t
         Distinct internal ids of the sources (level 0, their own parents).
     progress : ProgressFn
         Called once per round of the host loop (a level, or a run of small levels).
+    up : DeviceGraph, optional
+        A directed graph's in-CSR, which bottom-up steps read (default: ``dg``, undirected).
+        Top-down steps find a frontier vertex's parent in its out-row, so the parents of a
+        directed search are not final: :func:`bfs` recomputes them.
 
     Returns
     -------
@@ -108,17 +113,18 @@ def bfs_levels_parents(dg: DeviceGraph, sources: Any, progress: ProgressFn) -> t
     search (traversal.cu says how), so a search that the persistent launch finishes is one
     launch and one read-back.
     """
-    return _search(dg, sources.astype(cupy().int64, copy=False), -1, progress)
+    return _search(dg, sources.astype(cupy().int64, copy=False), -1, progress, up)
 
 
-def _search(dg: DeviceGraph, sources: Any, source: int, progress: ProgressFn
-            ) -> tuple[Any, Any]:
+def _search(dg: DeviceGraph, sources: Any, source: int, progress: ProgressFn,
+            up: DeviceGraph | None = None) -> tuple[Any, Any]:
     """:func:`bfs_levels_parents` from device ``sources``, or when None from ``source`` alone."""
     cp = cupy()
     k = kernels(CUDA_SOURCE, BFS_KERNELS)
     n = dg.n
     i32, i64 = np.int32, np.int64
     graph = (dg.indptr, dg.indices)
+    rows_in = graph if up is None else (up.indptr, up.indices)  # what bottom-up steps read
     level = cp.empty(n, dtype=cp.int32)  # bfs_persistent's first launch fills both
     parent = cp.empty(n, dtype=cp.int64)
     queues = (cp.empty(n, dtype=cp.int32), cp.empty(n, dtype=cp.int32))
@@ -142,7 +148,7 @@ def _search(dg: DeviceGraph, sources: Any, source: int, progress: ProgressFn
 
     # depth, frontier size, frontier arcs, hub, parity, arcs expanded, reached, last arcs
     depth, size, arcs, hub, parity, expanded, reached, previous_arcs = persist(0, 0, 0, 0, True)
-    unexplored_arcs = 2 * dg.m - expanded - arcs
+    unexplored_arcs = int(dg.indices.shape[0]) - expanded - arcs
     reached += max(nsources, 1)
     bottom = False
     # Whether the frontier was found top-down: then its parents are set when it is expanded,
@@ -170,10 +176,10 @@ def _search(dg: DeviceGraph, sources: Any, source: int, progress: ProgressFn
         frontier, following = queues[parity], queues[1 - parity]
         if bottom:
             k["bfs_bottom_up"](_blocks(n), (THREADS,), (
-                *graph, level, parent, i32(n), following, counters, big_queue, i32(depth),
+                *rows_in, level, parent, i32(n), following, counters, big_queue, i32(depth),
                 i32(found_top_down and depth > 0)))
             k["bfs_bottom_up_heavy"](full_grid, (HEAVY_THREADS,), (
-                *graph, level, parent, big_queue, following, counters, i32(depth)))
+                *rows_in, level, parent, big_queue, following, counters, i32(depth)))
         else:
             group = lanes_per_row(arcs / size)
             k["bfs_top_down"](_blocks(size * group), (THREADS,), (
@@ -199,7 +205,18 @@ def bfs(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
     return driver.bfs(
         graph, params, progress, cupy(),
         lambda ip, ix, n, s: bfs_levels_parents(_core_graph(ip, ix, n), s, progress),
-        lambda sources: bfs_levels_parents(on_device(graph), sources, progress))
+        lambda oriented, sources: _whole(oriented, sources, progress))
+
+
+def _whole(graph: Graph, sources: Any, progress: ProgressFn) -> tuple[Any, Any]:
+    """BFS of a whole (undirected or oriented directed) graph: its out-rows are followed."""
+    if not graph.directed:
+        return bfs_levels_parents(on_device(graph), sources, progress)
+    cp = cupy()
+    up = DeviceGraph(cp.asarray(graph.in_indptr), cp.asarray(graph.in_indices), None, graph.n,
+                     graph.m)
+    level, _ = bfs_levels_parents(on_device(graph), sources, progress, up)
+    return level, driver.directed_parents(cp, up.indptr, up.indices, level, sources)
 
 
 def connected_components(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

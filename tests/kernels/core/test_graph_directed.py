@@ -106,7 +106,8 @@ def test_graph_view_follows_the_algorithm_rule() -> None:
     view, name = graph_view(get_algorithm("connected_components"), graph)
     assert name == "symmetrised" and not view.directed and view.m == 2
     with pytest.raises(InvalidInput) as refused:
-        graph_view(get_algorithm("sssp"), graph)
+        graph_view(get_algorithm("apsp"), graph)
     assert refused.value.field == "directed"
     undirected = graph.undirected()
-    assert graph_view(get_algorithm("sssp"), undirected) == (undirected, "undirected")
+    assert graph_view(get_algorithm("apsp"), undirected) == (undirected, "undirected")
+    assert graph_view(get_algorithm("sssp"), graph) == (graph, "directed")

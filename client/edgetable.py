@@ -1,0 +1,195 @@
+"""Edge tables the service's parser does not take, read on the client for ``graphgpu upload``.
+
+The service parses integer edge lists itself (``u v [w]``, any of space, tab or one comma
+between fields). A CSV/TSV with a header row (``source,target,weight``), weights picked by
+column name, or nodes named by strings (``alice bob``) are read here instead: the columns are
+split with NumPy, labels are mapped to integer ids ``0..n-1`` (in order of first appearance),
+and the edges are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+#: Column names taken as a header row when they appear in the first line.
+HEADER_WORDS = frozenset({"source", "target", "src", "dst", "from", "to", "u", "v", "weight",
+                          "w", "node1", "node2", "node", "head", "tail", "cost", "length"})
+#: Bytes looked at to decide whether the client must read the file itself.
+HEAD_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class EdgeTable:
+    """Edges read on the client: integer id columns and, for labelled nodes, the labels.
+
+    Attributes
+    ----------
+    src, dst : numpy.ndarray
+        int64 node ids.
+    weights : numpy.ndarray or None
+        float64 weights, or None for an unweighted graph.
+    labels : numpy.ndarray or None
+        ``labels[i]`` is the name of node ``i`` when the file names nodes by strings.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    weights: np.ndarray | None
+    labels: np.ndarray | None
+
+
+def read_bytes(source: str | Path | IO[bytes]) -> bytes:
+    """The file's bytes, gunzipped when they are gzip'd."""
+    data = source.read() if hasattr(source, "read") else Path(source).read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def read_head(path: str | Path) -> bytes:
+    """The first :data:`HEAD_BYTES` of a file, decompressed when it is gzip'd."""
+    with open(path, "rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    with (gzip.open if gzipped else open)(path, "rb") as f:
+        return f.read(HEAD_BYTES)
+
+
+def _rows(text: str, delimiter: str | None) -> list[list[str]]:
+    lines = [ln for ln in text.splitlines() if ln.strip() and ln.lstrip()[:1] not in "#%"]
+    if delimiter is None:
+        return [ln.split() for ln in lines]
+    return [[f.strip() for f in row] for row in csv.reader(lines, delimiter=delimiter)]
+
+
+def sniff_delimiter(text: str) -> str | None:
+    """``","`` or ``"\\t"`` when the first data line uses it, else None (runs of blanks)."""
+    for line in text.splitlines():
+        if line.strip() and line.lstrip()[:1] not in "#%":
+            return "," if "," in line else "\t" if "\t" in line else None
+    return None
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def has_header(rows: list[list[str]]) -> bool:
+    """Whether the first row names the columns: a known column name in it, or a third field
+    that is not a number above rows whose third fields are."""
+    if not rows:
+        return False
+    first = rows[0]
+    if any(f.lower() in HEADER_WORDS for f in first):
+        return True
+    return (len(first) > 2 and len(rows) > 1 and len(rows[1]) > 2 and not _is_number(first[2])
+            and _is_number(rows[1][2]))
+
+
+def needs_client(head: bytes, header: bool | None, weight_column: str | None) -> bool:
+    """Whether an edge list must be read here rather than by the service's parser.
+
+    Parameters
+    ----------
+    head : bytes
+        The start of the (decompressed) file.
+    header : bool or None
+        ``--header`` (True), ``--no-header`` (False) or detect (None).
+    weight_column : str or None
+        ``--weight-column``.
+
+    Returns
+    -------
+    bool
+        True for a header row, a weight column by name, or nodes that are not integers.
+    """
+    if header or weight_column is not None:
+        return True
+    text = head.decode("utf-8", "replace")
+    if len(head) >= HEAD_BYTES:
+        text = text[:text.rfind("\n") + 1]  # the last line may be cut short
+    rows = _rows(text, sniff_delimiter(text))
+    if header is None and has_header(rows):
+        return True
+    return any(not f.lstrip("+").isdigit() for row in rows for f in row[:2])
+
+
+def parse_table(data: bytes, header: bool | None = None,
+                weight_column: str | None = None) -> EdgeTable:
+    """Read an edge table: the first two columns (or ``source``/``target`` by name) are the
+    nodes, ``weight_column`` (a name, or by default a third column) the weights.
+
+    Raises
+    ------
+    ValueError
+        A named column that the header lacks, a row with too few fields, or a weight that is
+        not a number (the message names the line).
+    """
+    text = data.decode("utf-8-sig")
+    rows = _rows(text, sniff_delimiter(text))
+    named = has_header(rows) if header is None else header
+    columns = [f.lower() for f in rows[0]] if named else []
+    body = rows[1:] if named else rows
+    if not body:
+        raise ValueError("the file holds no edges")
+
+    def column(wanted: tuple[str, ...], default: int | None) -> int | None:
+        for name in wanted:
+            if name.lower() in columns:
+                return columns.index(name.lower())
+        return default
+
+    u = column(("source", "src", "from", "u", "node1", "tail"), 0)
+    v = column(("target", "dst", "to", "v", "node2", "head"), 1)
+    if weight_column is not None and weight_column.lower() not in columns:
+        where = f"the header has {', '.join(rows[0])}" if named else "the file has no header"
+        raise ValueError(f"no weight column {weight_column!r}: {where}")
+    if weight_column is not None:
+        w = columns.index(weight_column.lower())
+    else:
+        w = column(("weight", "w", "cost", "length"), 2 if not named or len(columns) > 2 else None)
+    width = max(u, v) + 1
+    short = next((i for i, r in enumerate(body) if len(r) < width), None)
+    if short is not None:
+        raise ValueError(f"line {short + 1 + named}: {len(body[short])} field(s), expected at "
+                         f"least {width}")
+    weighted = w is not None and all(len(r) > w for r in body)
+    table = np.array([[r[u], r[v]] for r in body], dtype=object)
+    weights = None
+    if weighted:
+        try:
+            weights = np.array([r[w] for r in body], dtype=np.float64)
+        except ValueError as exc:
+            raise ValueError(f"a weight is not a number ({exc})") from None
+    try:
+        ids = table.astype(np.int64)
+        if ids.size and ids.min() < 0:
+            raise ValueError
+        return EdgeTable(ids[:, 0], ids[:, 1], weights, None)
+    except ValueError:
+        pass
+    # Labels in order of first appearance, so the ids follow the file.
+    flat = table.astype(str).ravel()
+    uniques, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    ids = rank[inverse].reshape(-1, 2).astype(np.int64)
+    return EdgeTable(ids[:, 0], ids[:, 1], weights, uniques[order])
+
+
+def write_labels(labels: np.ndarray, path: Path) -> None:
+    """``id,label`` rows (with that header) for labels mapped to ids."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(("id", "label"))
+    writer.writerows(enumerate(labels.tolist()))
+    path.write_text(buffer.getvalue())
