@@ -45,14 +45,11 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.common import TABLE_HELP, add_data_args, use_gpu  # noqa: E402, I001
 from bench.table import format_cell, once_ms, table_lines, timed_ms  # noqa: E402
-from graphgpu.kernels.algorithms.kcore import CoreParams, core_number_cpu, core_number_gpu  # noqa: E402
-from graphgpu.kernels.algorithms.pagerank import PagerankParams, pagerank_cpu, pagerank_gpu  # noqa: E402
+from graphgpu.kernels.algorithms import kcore, pagerank, triangles  # noqa: E402
+from graphgpu.kernels.algorithms.kcore import CoreParams  # noqa: E402
+from graphgpu.kernels.algorithms.pagerank import PagerankParams  # noqa: E402
 from graphgpu.kernels.algorithms.scc import SccParams, scc_cpu, scc_gpu  # noqa: E402
-from graphgpu.kernels.algorithms.triangles import (  # noqa: E402
-    TrianglesParams,
-    triangles_cpu,
-    triangles_gpu,
-)
+from graphgpu.kernels.algorithms.triangles import TrianglesParams  # noqa: E402
 from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
@@ -186,11 +183,13 @@ def check(algorithm: str, ours, theirs, what: str) -> None:
 
 
 ALGORITHMS = {
-    "pagerank": ("directed", PAGERANK, pagerank_cpu, pagerank_gpu),
-    "pagerank tol=1e-10": ("directed", PAGERANK_TIGHT, pagerank_cpu, pagerank_gpu),
+    "pagerank": ("directed", PAGERANK, pagerank.cpu.pagerank, pagerank.gpu.pagerank),
+    "pagerank tol=1e-10": ("directed", PAGERANK_TIGHT, pagerank.cpu.pagerank,
+                           pagerank.gpu.pagerank),
     "strongly_connected_components": ("directed", SccParams(), scc_cpu, scc_gpu),
-    "core_number": ("undirected", CoreParams(), core_number_cpu, core_number_gpu),
-    "triangles": ("undirected", TrianglesParams(), triangles_cpu, triangles_gpu),
+    "core_number": ("undirected", CoreParams(), kcore.cpu.core_number, kcore.gpu.core_number),
+    "triangles": ("undirected", TrianglesParams(), triangles.cpu.triangles,
+                  triangles.gpu.triangles),
 }
 
 

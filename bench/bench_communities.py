@@ -29,18 +29,13 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.common import default_data_dir, write_out  # noqa: E402
 from bench.table import format_cell  # noqa: E402
+from graphgpu.kernels.algorithms import communities  # noqa: E402
 from graphgpu.kernels.algorithms.betweenness import (  # noqa: E402
     BetweennessParams,
     betweenness_cpu,
     betweenness_gpu,
 )
-from graphgpu.kernels.algorithms.communities import (  # noqa: E402
-    CommunityParams,
-    leiden_cpu,
-    leiden_gpu,
-    louvain_cpu,
-    louvain_gpu,
-)
+from graphgpu.kernels.algorithms.communities import CommunityParams  # noqa: E402
 from graphgpu.kernels.core.device import device_name, gpu_available  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
@@ -88,12 +83,13 @@ def main() -> None:
     parser.add_argument("--nx-max-edges", type=int, default=2_000_000)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    gpu = gpu_available()
+    on_gpu = gpu_available()
     warm, _ = build_graph(np.arange(64), np.roll(np.arange(64), 1))
-    backends = {"louvain": {"cpu": louvain_cpu}, "leiden": {"cpu": leiden_cpu}}
-    if gpu:
-        backends["louvain"]["gpu"] = louvain_gpu
-        backends["leiden"]["gpu"] = leiden_gpu
+    backends = {"louvain": {"cpu": communities.cpu.louvain},
+                "leiden": {"cpu": communities.cpu.leiden}}
+    if on_gpu:
+        backends["louvain"]["gpu"] = communities.gpu.louvain
+        backends["leiden"]["gpu"] = communities.gpu.leiden
     for algo in backends.values():
         for fn in algo.values():
             fn(warm, CommunityParams(), no_progress)
@@ -117,7 +113,7 @@ def main() -> None:
                              "peer": peer_q, "peer_ms": peer_ms,
                              "ratio": None if peer_ms is None else ms / peer_ms})
                 print(rows[-1], flush=True)
-            if gpu:
+            if on_gpu:
                 same = np.array_equal(partitions[(algorithm, "cpu")],
                                       partitions[(algorithm, "gpu")])
                 print(f"{name} {algorithm}: GPU partition == CPU partition: {same}", flush=True)
@@ -138,7 +134,7 @@ def main() -> None:
         rows.append({"graph": name, "n": graph.n, "m": graph.m,
                      "algorithm": label, "backend": "cpu", "time_ms": cpu_ms})
         print(rows[-1], flush=True)
-        if gpu:
+        if on_gpu:
             betweenness_gpu(small, BetweennessParams(), no_progress)
             res, ms = timed(betweenness_gpu, graph, params, no_progress)
             diff = np.max(np.abs(res.node_values["betweenness"] - cpu.node_values["betweenness"]))
@@ -146,7 +142,7 @@ def main() -> None:
             rows.append({"graph": name, "n": graph.n, "m": graph.m,
                          "algorithm": label, "backend": "gpu", "time_ms": ms,
                          "peer": "our cpu", "peer_ms": cpu_ms, "ratio": ms / cpu_ms})
-    device = device_name("gpu") if gpu else "no GPU"
+    device = device_name("gpu") if on_gpu else "no GPU"
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Communities and betweenness", "",
              f"Device: {device}; CPU: {device_name('cpu')}; {stamp}. "

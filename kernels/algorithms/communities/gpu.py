@@ -13,8 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.communities import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import cupy
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("communities.cu")
 #: NVRTC options: no contraction of a * b + c into an FMA, so gains round as on the CPU.
@@ -27,11 +30,6 @@ COLOUR_ROUNDS_PER_CHECK = 4
 
 def _k() -> dict[str, Any]:
     return kernels(CUDA_SOURCE, NAMES, OPTIONS)
-
-
-def array_module() -> Any:
-    """The array module of this backend (CuPy)."""
-    return cupy()
 
 
 def colour(indptr: Any, indices: Any, salt: int) -> Any:
@@ -102,5 +100,17 @@ def components(indptr: Any, indices: Any, comm: Any) -> Any:
             return label
 
 
-def to_host(array: Any) -> np.ndarray:
-    return array.get()
+def _ops() -> driver.Ops:
+    cp = cupy()
+    return driver.Ops(xp=cp, colour=colour, local_move=local_move, components=components,
+                      to_host=cp.asnumpy)
+
+
+def louvain(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Louvain on the GPU; the same partition as :func:`.cpu.louvain`."""
+    return driver.run(_ops(), graph, params, False, progress)
+
+
+def leiden(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Leiden on the GPU; the same partition as :func:`.cpu.leiden`."""
+    return driver.run(_ops(), graph, params, True, progress)

@@ -10,10 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from graphgpu.kernels.algorithms.kcore import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("kcore.cu")
 NAMES = ("kcore_scan", "kcore_peel", "kcore_min_degree")
@@ -53,3 +56,17 @@ def core_numbers(graph: Graph, progress: ProgressFn) -> Any:
             frontier, following = following, frontier
             count = int(size.get()[0])
     return core
+
+
+def _cores(graph: Graph, progress: ProgressFn) -> np.ndarray:
+    return core_numbers(graph, progress).get()
+
+
+def core_number(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Core numbers on the GPU (parallel peeling); same answer as :func:`.cpu.core_number`."""
+    return driver.core_number(graph, progress, _cores)
+
+
+def k_core(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Membership of the k-core on the GPU; same answer as :func:`.cpu.k_core`."""
+    return driver.k_core(graph, params, progress, _cores)

@@ -7,7 +7,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.algorithms.pagerank import driver
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
@@ -55,7 +57,7 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
     Parameters
     ----------
     state : dict
-        From :func:`graphgpu.kernels.algorithms.pagerank.prepare`.
+        From :func:`.driver.prepare`.
     params : PagerankParams
     progress : ProgressFn
 
@@ -81,3 +83,27 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
         if err < n * params.tol:
             return x, iteration, True
     return x, params.max_iter, False
+
+
+def pagerank(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """PageRank on the CPU (Numba pull iteration over the in-CSR).
+
+    Parameters
+    ----------
+    graph : Graph
+        Directed or undirected; weights must be non-negative.
+    params : PagerankParams
+    progress : ProgressFn
+        Called every iteration; may raise to cancel.
+
+    Returns
+    -------
+    AlgorithmResult
+        ``pagerank`` (float64, sums to 1) per node; summary per ``PagerankSummary``.
+
+    Raises
+    ------
+    InvalidInput
+        A negative weight, an unknown node or no positive weight in a distribution.
+    """
+    return driver.run(graph, params, progress, driver.host_arrays(graph), np, power_iteration)

@@ -1,53 +1,25 @@
-"""GPU side of ``pagerank``: the fused pull kernel of ``pagerank.cu``, one launch per iteration.
-
-Also the device copy of a directed graph's in-CSR (:func:`device_in_csr`), kept for the last few
-graphs like :func:`graphgpu.kernels.core.device.on_device` keeps the out-CSR.
-"""
+"""GPU side of ``pagerank``: the fused pull kernel of ``pagerank.cu``, one launch per iteration."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.common.in_csr import device_in_csr
+from graphgpu.kernels.algorithms.pagerank import driver
 from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("pagerank.cu")
 THREADS = 256
-#: Directed graphs whose in-CSR stays on the device (stored graphs only).
-IN_CSR_CACHE = 2
-_in_csr: OrderedDict[str, tuple[Any, Any, Any]] = OrderedDict()
-
-
-def device_in_csr(graph: Graph) -> tuple[Any, Any, Any]:
-    """``(in_indptr, in_indices, in_weights)`` of a graph on the current GPU.
-
-    The out-CSR (:func:`on_device`) for an undirected graph; for a directed one its in-CSR,
-    uploaded once per stored graph (the last :data:`IN_CSR_CACHE` are kept).
-    """
-    if not graph.directed:
-        dg = on_device(graph)
-        return dg.indptr, dg.indices, dg.weights
-    if graph.graph_id and graph.graph_id in _in_csr:
-        _in_csr.move_to_end(graph.graph_id)
-        return _in_csr[graph.graph_id]
-    cp = cupy()
-    arrays = (cp.asarray(graph.in_indptr), cp.asarray(graph.in_indices),
-              None if graph.in_weights is None else cp.asarray(graph.in_weights))
-    if graph.graph_id:
-        _in_csr[graph.graph_id] = arrays
-        while len(_in_csr) > IN_CSR_CACHE:
-            _in_csr.popitem(last=False)
-    return arrays
 
 
 def device_arrays(graph: Graph) -> dict[str, Any]:
-    """The device counterpart of ``pagerank.host_arrays``."""
+    """The device counterpart of :func:`.driver.host_arrays`."""
     dg = on_device(graph)
     in_indptr, in_indices, in_weights = device_in_csr(graph)
     return {"indptr": dg.indptr, "weights": dg.weights, "in_indptr": in_indptr,
@@ -65,7 +37,7 @@ def _group(arcs: int, n: int) -> int:
 
 def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
                     ) -> tuple[np.ndarray, int, bool]:
-    """Same contract as ``pagerank.cpu.power_iteration``, with device arrays in ``state``;
+    """Same contract as :func:`.cpu.power_iteration`, with device arrays in ``state``;
     the ranks come back to the host."""
     cp = cupy()
     n = int(state["inv_out"].shape[0])
@@ -96,3 +68,9 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
         if err < n * params.tol:
             return cp.asnumpy(x), iteration, True
     return cp.asnumpy(x), params.max_iter, False
+
+
+def pagerank(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """PageRank on the GPU (one fused pull kernel per iteration); same contract as
+    :func:`.cpu.pagerank`, same ranks to rounding."""
+    return driver.run(graph, params, progress, device_arrays(graph), cupy(), power_iteration)
