@@ -15,9 +15,9 @@ from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-#: ``(state, params, progress) -> (rank, iterations, converged)``: a backend's power iteration
-#: over :func:`prepare`'s state; the ranks come back as a host array.
-Iterate = Callable[[dict[str, Any], Any, ProgressFn], tuple[np.ndarray, int, bool]]
+#: ``(state, params, progress) -> (rank, iterations, converged, residual)``: a backend's power
+#: iteration over :func:`prepare`'s state; the ranks come back as a host array.
+Iterate = Callable[[dict[str, Any], Any, ProgressFn], tuple[np.ndarray, int, bool, float]]
 
 
 def _distribution(graph: Graph, values: dict[int, float] | None, what: str, xp: Any
@@ -95,9 +95,9 @@ def run(graph: Graph, params: Any, progress: ProgressFn, arrays: dict[str, Any],
     """
     progress(0.0, "pagerank: preparing")
     state = prepare(graph, params, arrays, xp)
-    rank, iterations, converged = iterate(state, params, progress)
+    rank, iterations, converged, residual = iterate(state, params, progress)
     progress(1.0, "pagerank: done")
     return AlgorithmResult(
         summary={"alpha": params.alpha, "iterations": iterations, "converged": converged,
-                 "dangling_nodes": int(state["dangling"].sum())},
+                 "residual": residual, "dangling_nodes": int(state["dangling"].sum())},
         node_values={"pagerank": rank})

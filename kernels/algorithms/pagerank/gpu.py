@@ -36,13 +36,13 @@ def _group(arcs: int, n: int) -> int:
 
 
 def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
-                    ) -> tuple[np.ndarray, int, bool]:
+                    ) -> tuple[np.ndarray, int, bool, float]:
     """Same contract as :func:`.cpu.power_iteration`, with device arrays in ``state``;
     the ranks come back to the host."""
     cp = cupy()
     n = int(state["inv_out"].shape[0])
     if n == 0:
-        return np.zeros(0), 0, True
+        return np.zeros(0), 0, True, 0.0
     pull = kernels(CUDA_SOURCE, ("pagerank_pull",))["pagerank_pull"]
     in_indptr, in_indices = state["in_indptr"], state["in_indices"]
     in_weights = state["in_weights"]
@@ -65,9 +65,9 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
         err, dangling_mass = (float(v) for v in sums.get())
         x, x_next = x_next, x
         y, y_next = y_next, y
-        if err < n * params.tol:
-            return cp.asnumpy(x), iteration, True
-    return cp.asnumpy(x), params.max_iter, False
+        if err < params.tol:
+            return cp.asnumpy(x), iteration, True, err
+    return cp.asnumpy(x), params.max_iter, False, err
 
 
 def pagerank(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

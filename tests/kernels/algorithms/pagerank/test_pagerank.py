@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphgpu.kernels.algorithms.pagerank import PAGERANK, PagerankParams, cpu, gpu
+from graphgpu.kernels.algorithms.pagerank import (
+    PAGERANK,
+    PagerankParams,
+    cpu,
+    gpu,
+    iteration_bound,
+)
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph, build_graph
@@ -107,8 +113,28 @@ def test_not_converged_is_reported() -> None:
     g = cases()["directed"]
     result = cpu.pagerank(to_graph(g), PagerankParams(tol=1e-15, max_iter=3), no_progress)
     assert result.summary == {"alpha": 0.85, "iterations": 3, "converged": False,
+                              "residual": result.summary["residual"],
                               "dangling_nodes": result.summary["dangling_nodes"]}
-    assert result.summary["dangling_nodes"] > 0
+    assert result.summary["dangling_nodes"] > 0 and result.summary["residual"] > 1e-15
+
+
+def test_defaults_converge() -> None:
+    """The default stop (L1 change below tol) is within the contraction bound of the fixed point,
+    where NetworkX's default rule (below n * tol) is not; n * tol reproduces NetworkX."""
+    g = nx.gnp_random_graph(3000, 0.002, seed=4, directed=True)
+    graph = to_graph(g)
+    default = cpu.pagerank(graph, PagerankParams(), no_progress)
+    exact = cpu.pagerank(graph, PagerankParams(**TIGHT), no_progress).node_values["pagerank"]
+    summary = default.summary
+    assert summary["converged"] and summary["residual"] < 1e-6
+    assert 1 < summary["iterations"] <= iteration_bound(PagerankParams())
+    # ||x_k - x*|| <= alpha / (1 - alpha) * ||x_k - x_(k-1)||
+    bound = 0.85 / 0.15 * summary["residual"] + 1e-12
+    assert np.abs(default.node_values["pagerank"] - exact).sum() <= bound
+    networkx_rule = cpu.pagerank(graph, PagerankParams(tol=3000 * 1e-6), no_progress)
+    assert networkx_rule.summary["iterations"] < summary["iterations"]
+    assert np.abs(networkx_rule.node_values["pagerank"] - exact).sum() > bound
+    assert_close(ranks(networkx_rule, g), nx.pagerank(g))
 
 
 def test_bad_input() -> None:
