@@ -19,8 +19,8 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 #: Sweeps of local moving per level at most, and the stop rule (moves * divisor < nodes).
-MAX_SWEEPS = 64
-STOP_DIVISOR = 10_000
+MAX_SWEEPS = 10
+STOP_DIVISOR = 100
 #: Aggregation levels at most.
 MAX_LEVELS = 64
 #: Fixed-point weights: the total arc weight is scaled to at most 2**FIXED_BITS.

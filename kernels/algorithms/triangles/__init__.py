@@ -6,7 +6,8 @@ every out-degree stays below ``sqrt(2 m)``). A triangle ``a < b < c`` (in rank) 
 exactly once, on the arc ``a -> b``, as a common out-neighbour ``c`` of ``a`` and ``b`` (a merge
 of two sorted rows), and counts once for each of its three nodes. The CPU (:mod:`.cpu`) walks
 the arcs in Numba; the GPU (:mod:`.gpu`) takes a thread per arc (atomics for the counts) on a
-DAG built on the device. Both hand their counts to :mod:`.driver`.
+DAG built on the device, and a warp per arc whose rows are long (binary searches of the shorter
+row in the longer). Both hand their counts to :mod:`.driver`.
 
 From the counts ``t`` and degrees ``d`` (as NetworkX defines them):
 

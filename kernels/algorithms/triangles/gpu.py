@@ -1,4 +1,5 @@
-"""GPU side of ``triangles``: a thread per DAG arc (``triangles.cu``), DAG built on the device."""
+"""GPU side of ``triangles``: a thread per DAG arc, a warp per arc of hub rows (``triangles.cu``),
+DAG built on the device."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("triangles.cu")
 THREADS = 256
+#: Arcs whose two rows hold more entries than this go to a warp each (``triangles_heavy``).
+HEAVY_ENTRIES = 128
 
 
 def rank_triangles(graph: Graph) -> Any:
@@ -24,9 +27,13 @@ def rank_triangles(graph: Graph) -> Any:
     count = cp.zeros(graph.n, dtype=cp.uint64)
     if arcs:
         tail = (cp.searchsorted(dptr, cp.arange(arcs), side="right") - 1).astype(cp.int32)
-        kernel = kernels(CUDA_SOURCE, ("triangles_arcs",))["triangles_arcs"]
+        k = kernels(CUDA_SOURCE, ("triangles_arcs", "triangles_heavy"))
+        heavy = cp.empty(arcs, dtype=cp.int64)
+        heavy_size = cp.zeros(1, dtype=cp.uint64)
         grid = (min(grid_for(arcs, THREADS)[0], sm_count() * 32),)
-        kernel(grid, (THREADS,), (dptr, dadj, tail, cp.int64(arcs), count))
+        k["triangles_arcs"](grid, (THREADS,), (dptr, dadj, tail, cp.int64(arcs),
+                                               cp.int64(HEAVY_ENTRIES), count, heavy, heavy_size))
+        k["triangles_heavy"](grid, (THREADS,), (dptr, dadj, tail, heavy, heavy_size, count))
     return count.astype(cp.int64)
 
 

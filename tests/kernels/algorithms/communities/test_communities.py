@@ -125,7 +125,13 @@ def test_edge_cases() -> None:
 @pytest.mark.parametrize("algorithm", ["louvain", "leiden"])
 @pytest.mark.parametrize("resolution", [1.0, 0.5])
 def test_gpu_partition_equals_cpu(algorithm: str, resolution: float) -> None:
-    cases = [*sample_graphs(), ("ba", nx.barabasi_albert_graph(3000, 4, seed=1), None)]
+    hubs = nx.barabasi_albert_graph(4000, 3, seed=3)  # hubs decide in a block, not a warp
+    rng = np.random.default_rng(3)
+    for hub, degree in ((0, 2500), (1, 1500), (7, 1100)):
+        hubs.add_edges_from((hub, int(v)) for v in rng.choice(4000, degree, replace=False)
+                            if v != hub)
+    cases = [*sample_graphs(), ("ba", nx.barabasi_albert_graph(3000, 4, seed=1), None),
+             ("hubs", hubs, None)]
     for _, g, weight in cases:
         graph = to_graph(g, weight)
         params = CommunityParams(resolution=resolution, seed=2)
