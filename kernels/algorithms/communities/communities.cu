@@ -15,47 +15,46 @@ __device__ __forceinline__ unsigned mix32(unsigned x) {
 
 #define FULL_MASK 0xffffffffu
 
-// One Jones-Plassmann round, a warp per node (hubs' rows split over its lanes), from `before`
-// into `after` (every entry written): an uncoloured node whose higher-priority neighbours all have
-// a colour takes the smallest colour none of them has. The result is the greedy colouring in descending
-// (mix32(i ^ salt), i) order, as the CPU computes it.
-extern "C" __global__ void cm_colour(const i64* __restrict__ indptr,
-                                     const int* __restrict__ indices, int n, unsigned salt,
-                                     const int* __restrict__ before, int* __restrict__ after,
-                                     int* __restrict__ left) {
-    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+// Jones-Plassmann rounds in place, a warp per pending node (hubs' rows split over its lanes): an
+// uncoloured node whose higher-priority neighbours all have a colour takes the smallest colour
+// none of them has. Its lower-priority neighbours wait for it, so whenever it is coloured its
+// coloured neighbours are exactly the higher-priority ones and their colours are final: the
+// result is the greedy colouring in descending (mix32(i ^ salt), i) order, as the CPU computes
+// it, however the rounds interleave. Colours written by other blocks are read past L1 (__ldcg);
+// a stale -1 only makes a node wait a round longer.
+extern "C" __global__ void cm_colour(const int* __restrict__ pending, int count,
+                                     const i64* __restrict__ indptr,
+                                     const int* __restrict__ indices, unsigned salt,
+                                     int* __restrict__ colour) {
+    const long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
-    if (i >= n) return;  // the same for the warp's 32 lanes
-    if (before[i] >= 0) {
-        if (lane == 0) after[i] = before[i];
-        return;
-    }
+    if (p >= count) return;  // the same for the warp's 32 lanes
+    const int i = pending[p];
+    if (__ldcg(&colour[i]) >= 0) return;
     const unsigned pi = mix32((unsigned)i ^ salt);
     const i64 lo = indptr[i], hi = indptr[i + 1];
-    bool waiting = false;
-    for (i64 j = lo + lane; j < hi && !waiting; j += 32) {
-        const int v = indices[j];
-        if (v == i || before[v] >= 0) continue;
-        const unsigned pv = mix32((unsigned)v ^ salt);
-        waiting = pv > pi || (pv == pi && v > i);  // a higher-priority neighbour still waits
-    }
-    if (__any_sync(FULL_MASK, waiting)) {
-        if (lane == 0) {
-            after[i] = -1;
-            *left = 1;
+    for (i64 base = lo; base < hi; base += 32) {  // warp-wide steps: stop at the first waiter
+        const i64 j = base + lane;
+        bool waiting = false;
+        if (j < hi) {
+            const int v = indices[j];
+            if (v != i && __ldcg(&colour[v]) < 0) {
+                const unsigned pv = mix32((unsigned)v ^ salt);
+                waiting = pv > pi || (pv == pi && v > i);
+            }
         }
-        return;
+        if (__any_sync(FULL_MASK, waiting)) return;
     }
-    for (int base = 0;; base += 64) {
+    for (int first = 0;; first += 64) {
         u64 used = 0;
         for (i64 j = lo + lane; j < hi; j += 32) {
-            const int c = before[indices[j]] - base;
+            const int c = __ldcg(&colour[indices[j]]) - first;
             if (c >= 0 && c < 64) used |= 1ULL << c;
         }
         for (int offset = 16; offset > 0; offset >>= 1)
             used |= __shfl_xor_sync(FULL_MASK, used, offset);
         if (used != ~0ULL) {
-            if (lane == 0) after[i] = base + __ffsll((long long)~used) - 1;
+            if (lane == 0) colour[i] = first + __ffsll((long long)~used) - 1;
             return;
         }
     }
@@ -198,7 +197,7 @@ extern "C" __global__ void cm_decide(const int* __restrict__ order, int count, M
     if (lane == 0 && best_c >= 0 && best > stay) target[p] = best_c;
 }
 
-constexpr int HUB_THREADS = 512;
+constexpr int HUB_THREADS = 1024;
 
 // A block per hub (class positions 0..count-1 of `order`): the same decision as cm_decide.
 extern "C" __global__ void __launch_bounds__(HUB_THREADS) cm_decide_hub(

@@ -143,8 +143,12 @@ def components(indptr: np.ndarray, indices: np.ndarray, comm: np.ndarray) -> np.
     return smallest[labels].astype(np.int32)
 
 
-OPS = driver.Ops(xp=np, colour=colour, local_move=local_move, components=components,
-                 to_host=np.asarray)
+def _csr(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    return graph.indptr, graph.indices
+
+
+OPS = driver.Ops(xp=np, csr=_csr, colour=colour, local_move=local_move,
+                 components=components, to_host=np.asarray)
 
 
 def louvain(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

@@ -29,11 +29,13 @@ FIXED_BITS = 52
 
 @dataclass(frozen=True)
 class Ops:
-    """A backend's operations on its arrays (``xp``): the colouring ``colour(indptr, indices,
-    salt)``, the colour-class local moving ``local_move(...)`` (in place), the component labels
-    inside communities ``components(indptr, indices, comm)`` and ``to_host(array)``."""
+    """A backend's operations on its arrays (``xp``): the graph's CSR there ``csr(graph)``, the
+    colouring ``colour(indptr, indices, salt)``, the colour-class local moving
+    ``local_move(...)`` (in place), the component labels inside communities
+    ``components(indptr, indices, comm)`` and ``to_host(array)``."""
 
     xp: Any
+    csr: Callable[[Graph], tuple[Any, Any]]
     colour: Callable[..., Any]
     local_move: Callable[..., int]
     components: Callable[..., Any]
@@ -67,15 +69,29 @@ def modularity(graph: Graph, community: np.ndarray, resolution: float = 1.0) -> 
     return float(np.sum(internal / total - resolution * (degree / total) ** 2))
 
 
-def _fixed_point(graph: Graph) -> np.ndarray:
+def _arc_counts(ops: Ops, indptr: Any, indices: Any, comm: Any, resolution: float) -> float:
+    """:func:`modularity` of an unweighted graph, counted in exact integers on the backend (the
+    same numbers as its float sums of ones, so both backends report the same value)."""
+    xp = ops.xp
+    arcs = int(indices.shape[0])
+    rows = xp.searchsorted(indptr, xp.arange(arcs, dtype=indptr.dtype), side="right") - 1
+    count = int(comm.max()) + 1
+    src, dst = comm[rows], comm[indices]
+    internal = xp.bincount(src[src == dst], minlength=count)
+    degree = xp.bincount(src, minlength=count)
+    internal, degree = ops.to_host(internal), ops.to_host(degree)
+    return float(np.sum(internal / arcs - resolution * (degree / arcs) ** 2))
+
+
+def _fixed_point(xp: Any, graph: Graph) -> Any:
     """Arc weights as int64 fixed-point numbers whose total is at most 2**FIXED_BITS."""
     if graph.weights is None:
-        return np.ones(graph.indices.shape[0], dtype=np.int64)
+        return xp.ones(graph.indices.shape[0], dtype=xp.int64)
     if graph.weights.size and graph.weights.min() < 0:
         raise InvalidInput("community detection needs non-negative weights", field="weights")
     total = float(graph.weights.sum())
     scale = 2.0 ** np.floor(np.log2(2.0 ** FIXED_BITS / total)) if total > 0 else 1.0
-    return np.rint(graph.weights * scale).astype(np.int64)
+    return xp.asarray(np.rint(graph.weights * scale).astype(np.int64))
 
 
 def _segment_sums(xp: Any, keys: Any, values: Any) -> tuple[Any, Any]:
@@ -131,7 +147,7 @@ def _classes(xp: Any, colours: Any) -> tuple[Any, np.ndarray]:
 
 
 def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: ProgressFn
-           ) -> tuple[np.ndarray, int]:
+           ) -> tuple[np.ndarray, int, float]:
     """The driver shared by both backends: levels of moving (and refinement), aggregation.
 
     Parameters
@@ -148,17 +164,19 @@ def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: Progress
     community : ndarray of int64
         Community of each internal node, numbered by smallest member.
     levels : int
+    modularity : float
+        Of the partition, as :func:`modularity` computes it.
     """
     xp = ops.xp
-    w = xp.asarray(_fixed_point(graph))
-    indptr, indices = xp.asarray(graph.indptr), xp.asarray(graph.indices)
+    w = _fixed_point(xp, graph)
+    indptr, indices = top = ops.csr(graph)
     n = graph.n
     k = _row_sums(xp, indptr, w)
     m2 = float(int(k.sum()))
     comm = xp.arange(n, dtype=xp.int32)
     levels = 0
     if m2 == 0:
-        return _number(ops.to_host(comm)), 0
+        return ops.to_host(comm).astype(np.int64), 0, 0.0
     salt = (params.seed * 0x9E3779B9) & 0xFFFFFFFF
     finer: list[tuple[Any, ...]] = []  # each aggregated level's graph, classes and grouping
     for level in range(MAX_LEVELS):
@@ -192,8 +210,13 @@ def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: Progress
         comm = comm[level[-1]]
         _move(xp, ops, level[:-1], comm, params, m2)
     if leiden:
-        comm = ops.components(xp.asarray(graph.indptr), xp.asarray(graph.indices), comm)
-    return _number(ops.to_host(comm)), levels
+        comm = ops.components(*top, comm)
+    comm = _number(xp, comm)
+    if graph.weights is None:
+        quality = _arc_counts(ops, *top, comm, params.resolution)
+        return ops.to_host(comm), levels, quality
+    community = ops.to_host(comm)
+    return community, levels, modularity(graph, community, params.resolution)
 
 
 def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2: float
@@ -209,14 +232,16 @@ def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2:
                    params.resolution, m2, MAX_SWEEPS, STOP_DIVISOR)
 
 
-def _number(labels: np.ndarray) -> np.ndarray:
-    """Communities renumbered 0..k-1 in order of their smallest member."""
-    n = labels.shape[0]
-    first = np.full(int(labels.max()) + 1 if n else 0, n, dtype=np.int64)
-    np.minimum.at(first, labels, np.arange(n))
-    rank = np.empty(first.shape[0], dtype=np.int64)
-    used = first < n
-    rank[used] = np.argsort(np.argsort(first[used]))
+def _number(xp: Any, labels: Any) -> Any:
+    """Communities renumbered 0..k-1 in order of their smallest member (int64)."""
+    n = int(labels.shape[0])
+    order = xp.argsort(labels.astype(xp.int64) * n + xp.arange(n))  # by (label, node)
+    ranked = labels[order]
+    first = xp.ones(n, dtype=bool)
+    first[1:] = ranked[1:] != ranked[:-1]
+    smallest = order[first]  # each label's smallest member, in label order
+    rank = xp.zeros(int(labels.max()) + 1, dtype=xp.int64)
+    rank[ranked[first]] = xp.argsort(xp.argsort(smallest))
     return rank[labels]
 
 
@@ -230,8 +255,8 @@ def run(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: ProgressFn
     InvalidInput
         A negative weight.
     """
-    community, levels = detect(ops, graph, params, leiden, progress)
-    summary = {"modularity": modularity(graph, community, params.resolution),
+    community, levels, quality = detect(ops, graph, params, leiden, progress)
+    summary = {"modularity": quality,
                "communities": int(community.max()) + 1 if community.size else 0,
                "levels": levels, "resolution": params.resolution}
     progress(1.0, "communities: done")

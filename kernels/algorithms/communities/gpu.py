@@ -15,7 +15,7 @@ import numpy as np
 
 from graphgpu.kernels.algorithms.communities import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels
-from graphgpu.kernels.core.device import cupy
+from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
@@ -25,10 +25,10 @@ OPTIONS = ("--fmad=false",)
 NAMES = ("cm_colour", "cm_decide", "cm_decide_hub", "cm_apply", "cm_components")
 THREADS = 256
 #: Threads of ``cm_decide_hub`` (``HUB_THREADS`` in the source): a block per hub.
-HUB_THREADS = 512
+HUB_THREADS = 1024
 #: Nodes with more arcs than this decide in a block of their own, not a warp.
 HUB_DEGREE = 1024
-#: Jones-Plassmann rounds launched between reads of the "nodes left" flag.
+#: Jones-Plassmann rounds launched between compactions of the list of uncoloured nodes.
 COLOUR_ROUNDS_PER_CHECK = 4
 
 
@@ -40,18 +40,16 @@ def colour(indptr: Any, indices: Any, salt: int) -> Any:
     """Jones-Plassmann colouring, equal to ``cpu.colour`` (int32 colour per node)."""
     cp = cupy()
     n = int(indptr.shape[0]) - 1
-    before = cp.full(n, -1, dtype=cp.int32)
-    after = cp.empty_like(before)
-    left = cp.zeros(1, dtype=cp.int32)
+    result = cp.full(n, -1, dtype=cp.int32)
+    pending = cp.arange(n, dtype=cp.int32)
     kernel = _k()["cm_colour"]
-    while True:
-        for _ in range(COLOUR_ROUNDS_PER_CHECK):  # rounds after the last colouring do nothing
-            left.fill(0)
-            kernel(grid_for(32 * n, THREADS), (THREADS,),
-                   (indptr, indices, np.int32(n), np.uint32(salt), before, after, left))
-            before, after = after, before
-        if not int(left.get()[0]):
-            return before
+    while pending.shape[0]:
+        count = int(pending.shape[0])
+        for _ in range(COLOUR_ROUNDS_PER_CHECK):
+            kernel(grid_for(32 * count, THREADS), (THREADS,),
+                   (pending, np.int32(count), indptr, indices, np.uint32(salt), result))
+        pending = pending[result[pending] < 0]  # later rounds walk only what is left
+    return result
 
 
 def _hubs_first(order: Any, offsets: np.ndarray, indptr: Any) -> tuple[Any, np.ndarray]:
@@ -120,10 +118,15 @@ def components(indptr: Any, indices: Any, comm: Any) -> Any:
             return label
 
 
+def _csr(graph: Graph) -> tuple[Any, Any]:
+    dg = on_device(graph)  # kept on the device for a stored graph
+    return dg.indptr, dg.indices
+
+
 def _ops() -> driver.Ops:
     cp = cupy()
-    return driver.Ops(xp=cp, colour=colour, local_move=local_move, components=components,
-                      to_host=cp.asnumpy)
+    return driver.Ops(xp=cp, csr=_csr, colour=colour, local_move=local_move,
+                      components=components, to_host=cp.asnumpy)
 
 
 def louvain(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

@@ -16,6 +16,9 @@ from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("pagerank.cu")
 THREADS = 256
+#: Rows of more in-arcs than this are summed by a block of ``HEAVY_THREADS`` each.
+HEAVY_ROW = 4096
+HEAVY_THREADS = 512
 
 
 def device_arrays(graph: Graph) -> dict[str, Any]:
@@ -43,11 +46,13 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
     n = int(state["inv_out"].shape[0])
     if n == 0:
         return np.zeros(0), 0, True, 0.0
-    pull = kernels(CUDA_SOURCE, ("pagerank_pull",))["pagerank_pull"]
+    k = kernels(CUDA_SOURCE, ("pagerank_pull", "pagerank_pull_heavy"))
     in_indptr, in_indices = state["in_indptr"], state["in_indices"]
     in_weights = state["in_weights"]
     inv_out, p, d = state["inv_out"], state["p"], state["d"]
     group = _group(int(in_indices.shape[0]), n)
+    heavy = cp.flatnonzero(cp.diff(in_indptr) > HEAVY_ROW).astype(cp.int32)
+    hubs = int(heavy.shape[0])
     blocks = min(sm_count() * 8, max(1, -(-n * group // THREADS)))
     x = cp.full(n, 1.0 / n)
     x_next = cp.empty(n)
@@ -58,10 +63,13 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
     for iteration in range(1, params.max_iter + 1):
         progress(iteration / params.max_iter, f"pagerank: iteration {iteration}")
         sums.fill(0)
-        pull((blocks,), (THREADS,), (
-            in_indptr, in_indices, null if in_weights is None else in_weights, y, p, d,
-            inv_out, x, np.float64(params.alpha), np.float64(dangling_mass), np.int32(n),
-            np.int32(group), x_next, y_next, sums))
+        args = (in_indptr, in_indices, null if in_weights is None else in_weights, y, p, d,
+                inv_out, x, np.float64(params.alpha), np.float64(dangling_mass))
+        k["pagerank_pull"]((blocks,), (THREADS,), (
+            *args, np.int32(n), np.int32(group), np.int64(HEAVY_ROW), x_next, y_next, sums))
+        if hubs:
+            k["pagerank_pull_heavy"]((hubs,), (HEAVY_THREADS,), (
+                *args, heavy, x_next, y_next, sums))
         err, dangling_mass = (float(v) for v in sums.get())
         x, x_next = x_next, x
         y, y_next = y_next, y

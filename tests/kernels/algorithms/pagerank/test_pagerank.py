@@ -177,8 +177,11 @@ def test_gpu_matches_cpu(name: str) -> None:
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 def test_gpu_larger_graph_matches_cpu() -> None:
-    """Rows of every group width (4..32 lanes) and heavy rows: a skewed random digraph."""
+    """Rows of every group width (4..32 lanes) and heavy rows: a skewed random digraph, and a hub
+    of 6,000 in-arcs (summed by a block of its own)."""
     rng, src, dst = skewed_arcs(9, 20_000, 400_000, 1.2, 10)
+    src = np.concatenate([src, np.arange(1, 6001)])
+    dst = np.concatenate([dst, np.zeros(6000, dtype=dst.dtype)])
     for directed in (True, False):
         graph, _ = build_graph(src, dst, rng.uniform(0.5, 2.0, src.shape[0]), directed=directed)
         params = PagerankParams(**TIGHT)
