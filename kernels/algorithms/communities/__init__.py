@@ -6,7 +6,8 @@ moving and aggregation (Blondel et al. 2008), Leiden adding a refinement (Traag 
 
 Local moving is parallel and deterministic, as GPU Louvain implementations do it: the level's graph
 is coloured (greedy in a seeded hash order; on the GPU by Jones-Plassmann rounds with the same
-priority, which gives the same colouring), and the colour classes take turns. All nodes of a class
+priority, the last few thousand nodes in that order by one block, which gives the same
+colouring), and the colour classes take turns. All nodes of a class
 (never adjacent, so their neighbours' communities are fixed) choose at once, from the state at the
 class's start, the neighbouring community of largest gain ``k_iC - resolution * k_i * Sigma_C / 2m``
 (ties: the smaller community id) and move when it beats staying; then the community totals are

@@ -60,6 +60,48 @@ extern "C" __global__ void cm_colour(const int* __restrict__ pending, int count,
     }
 }
 
+// The greedy colouring of the last `count` uncoloured nodes, taken one after another in
+// descending priority (`nodes` is sorted so), by one block: the nodes that Jones-Plassmann rounds
+// leave for last are the hubs of the dense core, a chain of them per round, each round rescanning
+// their long rows. A node's higher-priority neighbours are coloured before it either way, so the
+// colours are the same. The block marks its neighbours' colours in a shared bitmap, a window of
+// TAIL_WINDOW colours at a time.
+constexpr int TAIL_WINDOW = 4096;
+
+extern "C" __global__ void cm_colour_tail(const int* __restrict__ nodes, int count,
+                                          const i64* __restrict__ indptr,
+                                          const int* __restrict__ indices,
+                                          int* __restrict__ colour) {
+    __shared__ unsigned used[TAIL_WINDOW / 32];
+    __shared__ int found;
+    for (int p = 0; p < count; ++p) {
+        const int i = nodes[p];
+        const i64 lo = indptr[i], hi = indptr[i + 1];
+        for (int first = 0;; first += TAIL_WINDOW) {
+            for (int x = threadIdx.x; x < TAIL_WINDOW / 32; x += blockDim.x) used[x] = 0;
+            __syncthreads();
+            for (i64 j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+                const int c = __ldcg(&colour[indices[j]]) - first;
+                if (c >= 0 && c < TAIL_WINDOW) atomicOr(&used[c >> 5], 1u << (c & 31));
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                found = -1;
+                for (int x = 0; x < TAIL_WINDOW / 32; ++x) {
+                    if (used[x] != ~0u) {
+                        found = first + 32 * x + __ffs((int)~used[x]) - 1;
+                        break;
+                    }
+                }
+                if (found >= 0) colour[i] = found;
+            }
+            __syncthreads();
+            if (found >= 0) break;
+        }
+        __syncthreads();  // `found` is read by all before thread 0 resets it for the next node
+    }
+}
+
 __device__ __forceinline__ int slot_of(int c, i64 slots) {
     return (int)(((unsigned)c * 2654435761U) % (unsigned long long)slots);
 }

@@ -17,17 +17,6 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
-def mix32(ids: np.ndarray, salt: int) -> np.ndarray:
-    """The colouring priority hash of ``ids`` (uint32), as ``mix32`` in ``communities.cu``."""
-    x = ids.astype(np.uint32) ^ np.uint32(salt)
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x7FEB352D)
-    x ^= x >> np.uint32(15)
-    x *= np.uint32(0x846CA68B)
-    x ^= x >> np.uint32(16)
-    return x
-
-
 @numba.njit(cache=True, nogil=True)
 def _greedy_colour(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray) -> np.ndarray:
     n = indptr.shape[0] - 1
@@ -51,7 +40,7 @@ def colour(indptr: np.ndarray, indices: np.ndarray, salt: int) -> np.ndarray:
     The GPU's Jones-Plassmann rounds with the same priority give this colouring exactly.
     """
     ids = np.arange(indptr.shape[0] - 1)
-    order = np.lexsort((ids, mix32(ids, salt)))[::-1].copy()
+    order = np.lexsort((ids, driver.mix32(ids, salt)))[::-1].copy()
     return _greedy_colour(indptr, indices, order)
 
 

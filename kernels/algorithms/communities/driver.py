@@ -42,6 +42,18 @@ class Ops:
     to_host: Callable[[Any], np.ndarray]
 
 
+def mix32(ids: Any, salt: int) -> Any:
+    """The colouring priority hash of ``ids`` (uint32), as ``mix32`` in ``communities.cu``; ``ids``
+    a NumPy or CuPy array (uint32 arithmetic wraps alike)."""
+    x = ids.astype(np.uint32) ^ np.uint32(salt)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x7FEB352D)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(0x846CA68B)
+    x ^= x >> np.uint32(16)
+    return x
+
+
 def modularity(graph: Graph, community: np.ndarray, resolution: float = 1.0) -> float:
     """Modularity of a partition as ``networkx.community.modularity`` (original float weights).
 

@@ -22,7 +22,7 @@ from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 CUDA_SOURCE = Path(__file__).with_name("communities.cu")
 #: NVRTC options: no contraction of a * b + c into an FMA, so gains round as on the CPU.
 OPTIONS = ("--fmad=false",)
-NAMES = ("cm_colour", "cm_decide", "cm_decide_hub", "cm_apply", "cm_components")
+NAMES = ("cm_colour", "cm_colour_tail", "cm_decide", "cm_decide_hub", "cm_apply", "cm_components")
 THREADS = 256
 #: Threads of ``cm_decide_hub`` (``HUB_THREADS`` in the source): a block per hub.
 HUB_THREADS = 1024
@@ -30,6 +30,9 @@ HUB_THREADS = 1024
 HUB_DEGREE = 1024
 #: Jones-Plassmann rounds launched between compactions of the list of uncoloured nodes.
 COLOUR_ROUNDS_PER_CHECK = 4
+#: Uncoloured nodes left (after a first batch of rounds) that one block colours in order.
+COLOUR_TAIL = 4096
+TAIL_THREADS = 1024
 
 
 def _k() -> dict[str, Any]:
@@ -37,18 +40,27 @@ def _k() -> dict[str, Any]:
 
 
 def colour(indptr: Any, indices: Any, salt: int) -> Any:
-    """Jones-Plassmann colouring, equal to ``cpu.colour`` (int32 colour per node)."""
+    """Jones-Plassmann colouring, equal to ``cpu.colour`` (int32 colour per node); the last
+    :data:`COLOUR_TAIL` uncoloured nodes greedily by one block (``cm_colour_tail``)."""
     cp = cupy()
     n = int(indptr.shape[0]) - 1
     result = cp.full(n, -1, dtype=cp.int32)
     pending = cp.arange(n, dtype=cp.int32)
-    kernel = _k()["cm_colour"]
+    kern = _k()
     while pending.shape[0]:
         count = int(pending.shape[0])
         for _ in range(COLOUR_ROUNDS_PER_CHECK):
-            kernel(grid_for(32 * count, THREADS), (THREADS,),
-                   (pending, np.int32(count), indptr, indices, np.uint32(salt), result))
+            kern["cm_colour"](grid_for(32 * count, THREADS), (THREADS,),
+                              (pending, np.int32(count), indptr, indices, np.uint32(salt),
+                               result))
         pending = pending[result[pending] < 0]  # later rounds walk only what is left
+        if 0 < pending.shape[0] <= COLOUR_TAIL:
+            priority = (driver.mix32(pending, salt).astype(cp.uint64) << cp.uint64(32)
+                        | pending.astype(cp.uint64))
+            tail = pending[cp.argsort(priority)[::-1]]
+            kern["cm_colour_tail"]((1,), (TAIL_THREADS,), (
+                tail, np.int32(tail.shape[0]), indptr, indices, result))
+            break
     return result
 
 

@@ -21,9 +21,10 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("kcore.cu")
-THREADS = 256
-#: Blocks per multiprocessor of the persistent launch at most (all must be resident).
-BLOCKS_PER_SM = 4
+THREADS = 1024
+#: Blocks per multiprocessor of the persistent launch at most (all must be resident): one wide
+#: block each, as the ~3 grid barriers per level cost more with every block that arrives.
+BLOCKS_PER_SM = 1
 NONE = 0x7FFFFFFF
 
 

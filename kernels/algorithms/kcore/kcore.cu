@@ -15,7 +15,7 @@
 
 #include "grid_sync.cuh"
 
-constexpr int THREADS = 256;
+constexpr int THREADS = 1024;  // THREADS in gpu.py
 constexpr int NONE = 0x7fffffff;
 
 extern "C" __global__ void __launch_bounds__(THREADS) kcore_peel_all(

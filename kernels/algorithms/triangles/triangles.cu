@@ -1,9 +1,10 @@
 // Triangles per node on an acyclic orientation (see triangles/__init__.py).
 //
 // Per DAG arc a -> b, the common out-neighbours c of a and b (both rows sorted, and every such c
-// lies after b in a's row) close the triangles {a, b, c}, each found exactly once. Counts are in
-// rank ids; a's and b's shares are added once per arc, c's by atomics (integers: exact in any
-// order).
+// lies after b in a's row) close the triangles {a, b, c}, each found exactly once. Each triangle
+// adds 1 to the support of its three arcs a -> b, a -> c, b -> c (integer atomics: exact in any
+// order); a node's triangles are half the support of its arcs (gpu.py). Counting per node here
+// put every triangle's atomic on its highest-ranked node, a few hubs, where they queued.
 //
 // triangles_arcs merges the two rows in one thread per arc; an arc whose rows hold more than
 // `limit` entries together (the hubs' rows of skewed graphs) is left to triangles_heavy, where a
@@ -14,7 +15,7 @@ typedef unsigned long long u64;
 
 extern "C" __global__ void triangles_arcs(
     const long long* __restrict__ dptr, const int* __restrict__ dadj,
-    const int* __restrict__ tail, long long arcs, long long limit, u64* count,
+    const int* __restrict__ tail, long long arcs, long long limit, u64* support,
     long long* __restrict__ heavy, u64* heavy_size)
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < arcs;
@@ -36,23 +37,21 @@ extern "C" __global__ void triangles_arcs(
             } else if (y < x) {
                 ++j;
             } else {
-                atomicAdd(&count[x], 1ull);
+                atomicAdd(&support[i], 1ull);
+                atomicAdd(&support[j], 1ull);
                 ++found;
                 ++i;
                 ++j;
             }
         }
-        if (found) {
-            atomicAdd(&count[a], found);
-            atomicAdd(&count[b], found);
-        }
+        if (found) atomicAdd(&support[e], found);
     }
 }
 
 extern "C" __global__ void triangles_heavy(
     const long long* __restrict__ dptr, const int* __restrict__ dadj,
     const int* __restrict__ tail, const long long* __restrict__ heavy,
-    const u64* __restrict__ heavy_size, u64* count)
+    const u64* __restrict__ heavy_size, u64* support)
 {
     const int lane = threadIdx.x & 31;
     const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
@@ -75,16 +74,14 @@ extern "C" __global__ void triangles_heavy(
                 const long long mid = (lo + hi) >> 1;
                 if (dadj[mid] < c) lo = mid + 1; else hi = mid;
             }
-            if (lo < t1 && dadj[lo] == c) {
-                atomicAdd(&count[c], 1ull);
+            if (lo < t1 && dadj[lo] == c) {  // arcs a -> c and b -> c, in either range
+                atomicAdd(&support[x], 1ull);
+                atomicAdd(&support[lo], 1ull);
                 ++found;
             }
         }
         for (int offset = 16; offset > 0; offset >>= 1)
             found += __shfl_down_sync(0xffffffffu, found, offset);
-        if (lane == 0 && found) {
-            atomicAdd(&count[a], found);
-            atomicAdd(&count[b], found);
-        }
+        if (lane == 0 && found) atomicAdd(&support[e], found);
     }
 }
