@@ -16,7 +16,8 @@ over 10 M arcs):
   a warm worker), per-node results copied back to the host included.
 * ``cpu``: wall time of the registered CPU function (Numba; pagerank uses every core, the others
   one).
-* peers: NetworkX (``pagerank`` with the same alpha and tol, ``core_number``, ``triangles``) on
+* peers: NetworkX (``pagerank`` with the same alpha and tol / n, its rule being n * tol,
+  ``core_number``, ``triangles``) on
   the real graphs only (building a NetworkX graph of the R-MAT ones takes minutes; triangles
   only where the squared degrees sum below 1e9), NetworkX
   graph construction not timed; SciPy ``csgraph.connected_components(connection="strong")`` on a
@@ -45,16 +46,13 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.common import TABLE_HELP, add_data_args, use_gpu  # noqa: E402, I001
 from bench.table import format_cell, once_ms, table_lines, timed_ms  # noqa: E402
-from graphgpu.kernels.algorithms.kcore import CoreParams, core_number_cpu, core_number_gpu  # noqa: E402
-from graphgpu.kernels.algorithms.pagerank import PagerankParams, pagerank_cpu, pagerank_gpu  # noqa: E402
+from graphgpu.kernels.algorithms import kcore, pagerank, triangles  # noqa: E402
+from graphgpu.kernels.algorithms.kcore import CoreParams  # noqa: E402
+from graphgpu.kernels.algorithms.pagerank import PagerankParams  # noqa: E402
 from graphgpu.kernels.algorithms.scc import SccParams  # noqa: E402
 from graphgpu.kernels.algorithms.scc.cpu import scc as scc_cpu  # noqa: E402
 from graphgpu.kernels.algorithms.scc.gpu import scc as scc_gpu  # noqa: E402
-from graphgpu.kernels.algorithms.triangles import (  # noqa: E402
-    TrianglesParams,
-    triangles_cpu,
-    triangles_gpu,
-)
+from graphgpu.kernels.algorithms.triangles import TrianglesParams  # noqa: E402
 from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
@@ -64,9 +62,9 @@ COLUMNS = ("graph", "n", "m", "algorithm", "backend", "time_ms", "peer", "peer_m
 BIG_ARCS = 10_000_000
 #: NetworkX triangles run only where the sum of squared degrees is below this.
 NX_TRIANGLE_WORK = 1e9
-PAGERANK = PagerankParams(tol=1e-6, max_iter=1000)
-#: NetworkX's tol is per node (it stops when the L1 change is below n * tol): 1e-6 takes 3 or 4
-#: iterations on these graphs, so pagerank is timed at a tight tol as well.
+#: The defaults (the L1 change below 1e-6) and a tight tol. NetworkX stops when the change is
+#: below n * its tol, so it runs with tol / n: the same rule, the same iterations.
+PAGERANK = PagerankParams()
 PAGERANK_TIGHT = PagerankParams(tol=1e-10, max_iter=1000)
 #: CPU triangles (single-threaded) only below this many arcs (rmat22 would take minutes).
 CPU_TRIANGLE_ARCS = 60_000_000
@@ -164,7 +162,7 @@ def peer_row(name: str, graph: Graph, algorithm: str, params, use_nx: bool
         _NX.clear()
         _NX[key] = to_networkx(graph)
     g = _NX[key]
-    fn = {"pagerank": lambda: nx.pagerank(g, alpha=params.alpha, tol=params.tol,
+    fn = {"pagerank": lambda: nx.pagerank(g, alpha=params.alpha, tol=params.tol / graph.n,
                                           max_iter=params.max_iter),
           "core_number": lambda: nx.core_number(g),
           "triangles": lambda: nx.triangles(g)}[algorithm]
@@ -188,11 +186,13 @@ def check(algorithm: str, ours, theirs, what: str) -> None:
 
 
 ALGORITHMS = {
-    "pagerank": ("directed", PAGERANK, pagerank_cpu, pagerank_gpu),
-    "pagerank tol=1e-10": ("directed", PAGERANK_TIGHT, pagerank_cpu, pagerank_gpu),
+    "pagerank": ("directed", PAGERANK, pagerank.cpu.pagerank, pagerank.gpu.pagerank),
+    "pagerank tol=1e-10": ("directed", PAGERANK_TIGHT, pagerank.cpu.pagerank,
+                           pagerank.gpu.pagerank),
     "strongly_connected_components": ("directed", SccParams(), scc_cpu, scc_gpu),
-    "core_number": ("undirected", CoreParams(), core_number_cpu, core_number_gpu),
-    "triangles": ("undirected", TrianglesParams(), triangles_cpu, triangles_gpu),
+    "core_number": ("undirected", CoreParams(), kcore.cpu.core_number, kcore.gpu.core_number),
+    "triangles": ("undirected", TrianglesParams(), triangles.cpu.triangles,
+                  triangles.gpu.triangles),
 }
 
 
@@ -204,10 +204,10 @@ def same(algorithm: str, a, b) -> bool:
 
 
 def bench_one(name: str, kind: str, graph: Graph, algorithm: str, params, cpu_fn, gpu_fn,
-              repeat: int, gpu: bool, use_nx: bool, emit) -> None:
+              repeat: int, gpu: bool, use_nx: bool, emit, cpu_max_arcs: int) -> None:
     arcs = int(graph.indices.shape[0])
     run_cpu = lambda: cpu_fn(graph, params, no_progress)  # noqa: E731
-    if algorithm == "triangles" and arcs > CPU_TRIANGLE_ARCS:
+    if arcs > cpu_max_arcs or (algorithm == "triangles" and arcs > CPU_TRIANGLE_ARCS):
         cpu_ms, cpu_out = float("nan"), None
     else:
         cpu_ms, cpu_out = once_ms(run_cpu) if arcs > BIG_ARCS else timed_ms(run_cpu, repeat)
@@ -233,11 +233,13 @@ def bench_one(name: str, kind: str, graph: Graph, algorithm: str, params, cpu_fn
           "peer_ms": cpu_ms, "ratio": gpu_ms / cpu_ms})
 
 
-def bench_graph(name: str, graphs: dict[str, Graph], repeat: int, gpu: bool,
-                use_nx: bool, emit) -> None:
+def bench_graph(name: str, graphs: dict[str, Graph], args: argparse.Namespace, gpu: bool,
+                emit) -> None:
     for algorithm, (kind, params, cpu_fn, gpu_fn) in ALGORITHMS.items():
-        bench_one(name, kind, graphs[kind], algorithm, params, cpu_fn, gpu_fn, repeat, gpu,
-                  use_nx, emit)
+        if args.algorithms and algorithm.split()[0] not in args.algorithms.split(","):
+            continue
+        bench_one(name, kind, graphs[kind], algorithm, params, cpu_fn, gpu_fn, args.repeat, gpu,
+                  not args.no_networkx, emit, args.cpu_max_arcs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     add_data_args(parser, TABLE_HELP, no_gpu_help=None)
     parser.add_argument("--no-networkx", action="store_true")
+    parser.add_argument("--algorithms", default="",
+                        help="comma list (pagerank, strongly_connected_components, core_number, "
+                             "triangles); default all")
+    parser.add_argument("--cpu-max-arcs", type=int, default=200_000_000,
+                        help="no CPU rows on graphs with more arcs")
     args = parser.parse_args(argv)
     gpu = use_gpu(args)
     device = device_name("gpu") if gpu else "no GPU"
@@ -266,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         graphs = load(name, args.data_dir, gpu)
         print(f"<!-- {name}: built in {time.perf_counter() - start:.1f} s -->", flush=True)
-        bench_graph(name, graphs, args.repeat, gpu, not args.no_networkx, emit)
+        bench_graph(name, graphs, args, gpu, emit)
     return 0
 
 

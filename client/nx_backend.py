@@ -233,8 +233,9 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
         raise nx.PowerIterationFailedConvergence(max_iter)
     has_weight = _has_weight(graph, weight)
     stored = current().stored(graph, weight if has_weight else None)
-    params: dict[str, Any] = {"alpha": alpha, "max_iter": max_iter, "tol": tol,
-                              "weighted": has_weight}
+    # NetworkX stops below n * tol; the service's tol is the L1 change itself.
+    params: dict[str, Any] = {"alpha": alpha, "max_iter": max_iter,
+                              "tol": tol * graph.number_of_nodes(), "weighted": has_weight}
     if personalization is not None and sum(personalization.get(v, 0) for v in graph) == 0:
         raise ZeroDivisionError("the personalization vector is zero")  # as NetworkX
     for name, mapping in (("personalization", personalization), ("dangling", dangling)):

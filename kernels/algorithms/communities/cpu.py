@@ -1,30 +1,20 @@
 """CPU (NumPy + Numba) operations of the ``communities`` driver; the GPU's ``gpu.py`` mirrors them.
 
 Every function here has a twin in ``gpu.py`` that gives the same integers (colours, moves,
-labels) and, through the same IEEE expressions, the same gains: the driver in ``__init__`` runs
+labels) and, through the same IEEE expressions, the same gains: the driver (:mod:`.driver`) runs
 either set unchanged.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
-
-def array_module() -> object:
-    """The array module of this backend (NumPy)."""
-    return np
-
-
-def mix32(ids: np.ndarray, salt: int) -> np.ndarray:
-    """The colouring priority hash of ``ids`` (uint32), as ``mix32`` in ``communities.cu``."""
-    x = ids.astype(np.uint32) ^ np.uint32(salt)
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x7FEB352D)
-    x ^= x >> np.uint32(15)
-    x *= np.uint32(0x846CA68B)
-    x ^= x >> np.uint32(16)
-    return x
+from graphgpu.kernels.algorithms.communities import driver
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(cache=True, nogil=True)
@@ -50,7 +40,7 @@ def colour(indptr: np.ndarray, indices: np.ndarray, salt: int) -> np.ndarray:
     The GPU's Jones-Plassmann rounds with the same priority give this colouring exactly.
     """
     ids = np.arange(indptr.shape[0] - 1)
-    order = np.lexsort((ids, mix32(ids, salt)))[::-1].copy()
+    order = np.lexsort((ids, driver.mix32(ids, salt)))[::-1].copy()
     return _greedy_colour(indptr, indices, order)
 
 
@@ -142,5 +132,37 @@ def components(indptr: np.ndarray, indices: np.ndarray, comm: np.ndarray) -> np.
     return smallest[labels].astype(np.int32)
 
 
-def to_host(array: np.ndarray) -> np.ndarray:
-    return array
+def _csr(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    return graph.indptr, graph.indices
+
+
+OPS = driver.Ops(xp=np, csr=_csr, colour=colour, local_move=local_move,
+                 components=components, to_host=np.asarray)
+
+
+def louvain(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Louvain on the CPU (NumPy + Numba).
+
+    Parameters
+    ----------
+    graph : Graph
+        Weights, when present, must be non-negative.
+    params : CommunityParams
+    progress : ProgressFn
+
+    Returns
+    -------
+    AlgorithmResult
+        ``community`` (int64) per node; summary per ``CommunitySummary``.
+
+    Raises
+    ------
+    InvalidInput
+        A negative weight.
+    """
+    return driver.run(OPS, graph, params, False, progress)
+
+
+def leiden(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """Leiden on the CPU; same contract as :func:`louvain`, connected communities."""
+    return driver.run(OPS, graph, params, True, progress)

@@ -7,7 +7,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.algorithms.pagerank import driver
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
@@ -49,13 +51,13 @@ def pull(in_indptr: np.ndarray, in_indices: np.ndarray, in_weights: np.ndarray,
 
 
 def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
-                    ) -> tuple[np.ndarray, int, bool]:
-    """Iterate until the L1 change is below ``n * tol`` or ``max_iter`` iterations.
+                    ) -> tuple[np.ndarray, int, bool, float]:
+    """Iterate until the L1 change is below ``tol`` or ``max_iter`` iterations.
 
     Parameters
     ----------
     state : dict
-        From :func:`graphgpu.kernels.algorithms.pagerank.prepare`.
+        From :func:`.driver.prepare`.
     params : PagerankParams
     progress : ProgressFn
 
@@ -64,10 +66,12 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
     rank : ndarray of float64
     iterations : int
     converged : bool
+    residual : float
+        The L1 change of the last iteration.
     """
     n = state["inv_out"].shape[0]
     if n == 0:
-        return np.zeros(0), 0, True
+        return np.zeros(0), 0, True, 0.0
     in_weights = state["in_weights"]
     in_weights = np.zeros(0) if in_weights is None else np.asarray(in_weights, np.float64)
     inv_out, dangling = state["inv_out"], state["dangling"]
@@ -78,6 +82,30 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
         err = pull(state["in_indptr"], state["in_indices"], in_weights, x * inv_out,
                    state["p"], state["d"], params.alpha, float(x[dangling].sum()), x, x_next)
         x, x_next = x_next, x
-        if err < n * params.tol:
-            return x, iteration, True
-    return x, params.max_iter, False
+        if err < params.tol:
+            return x, iteration, True, err
+    return x, params.max_iter, False, err
+
+
+def pagerank(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """PageRank on the CPU (Numba pull iteration over the in-CSR).
+
+    Parameters
+    ----------
+    graph : Graph
+        Directed or undirected; weights must be non-negative.
+    params : PagerankParams
+    progress : ProgressFn
+        Called every iteration; may raise to cancel.
+
+    Returns
+    -------
+    AlgorithmResult
+        ``pagerank`` (float64, sums to 1) per node; summary per ``PagerankSummary``.
+
+    Raises
+    ------
+    InvalidInput
+        A negative weight, an unknown node or no positive weight in a distribution.
+    """
+    return driver.run(graph, params, progress, driver.host_arrays(graph), np, power_iteration)

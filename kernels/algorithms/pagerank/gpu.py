@@ -1,53 +1,28 @@
-"""GPU side of ``pagerank``: the fused pull kernel of ``pagerank.cu``, one launch per iteration.
-
-Also the device copy of a directed graph's in-CSR (:func:`device_in_csr`), kept for the last few
-graphs like :func:`graphgpu.kernels.core.device.on_device` keeps the out-CSR.
-"""
+"""GPU side of ``pagerank``: the fused pull kernel of ``pagerank.cu``, one launch per iteration."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.common.in_csr import device_in_csr
+from graphgpu.kernels.algorithms.pagerank import driver
 from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("pagerank.cu")
 THREADS = 256
-#: Directed graphs whose in-CSR stays on the device (stored graphs only).
-IN_CSR_CACHE = 2
-_in_csr: OrderedDict[str, tuple[Any, Any, Any]] = OrderedDict()
-
-
-def device_in_csr(graph: Graph) -> tuple[Any, Any, Any]:
-    """``(in_indptr, in_indices, in_weights)`` of a graph on the current GPU.
-
-    The out-CSR (:func:`on_device`) for an undirected graph; for a directed one its in-CSR,
-    uploaded once per stored graph (the last :data:`IN_CSR_CACHE` are kept).
-    """
-    if not graph.directed:
-        dg = on_device(graph)
-        return dg.indptr, dg.indices, dg.weights
-    if graph.graph_id and graph.graph_id in _in_csr:
-        _in_csr.move_to_end(graph.graph_id)
-        return _in_csr[graph.graph_id]
-    cp = cupy()
-    arrays = (cp.asarray(graph.in_indptr), cp.asarray(graph.in_indices),
-              None if graph.in_weights is None else cp.asarray(graph.in_weights))
-    if graph.graph_id:
-        _in_csr[graph.graph_id] = arrays
-        while len(_in_csr) > IN_CSR_CACHE:
-            _in_csr.popitem(last=False)
-    return arrays
+#: Rows of more in-arcs than this are summed by a block of ``HEAVY_THREADS`` each.
+HEAVY_ROW = 4096
+HEAVY_THREADS = 512
 
 
 def device_arrays(graph: Graph) -> dict[str, Any]:
-    """The device counterpart of ``pagerank.host_arrays``."""
+    """The device counterpart of :func:`.driver.host_arrays`."""
     dg = on_device(graph)
     in_indptr, in_indices, in_weights = device_in_csr(graph)
     return {"indptr": dg.indptr, "weights": dg.weights, "in_indptr": in_indptr,
@@ -64,18 +39,20 @@ def _group(arcs: int, n: int) -> int:
 
 
 def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
-                    ) -> tuple[np.ndarray, int, bool]:
-    """Same contract as ``pagerank.cpu.power_iteration``, with device arrays in ``state``;
+                    ) -> tuple[np.ndarray, int, bool, float]:
+    """Same contract as :func:`.cpu.power_iteration`, with device arrays in ``state``;
     the ranks come back to the host."""
     cp = cupy()
     n = int(state["inv_out"].shape[0])
     if n == 0:
-        return np.zeros(0), 0, True
-    pull = kernels(CUDA_SOURCE, ("pagerank_pull",))["pagerank_pull"]
+        return np.zeros(0), 0, True, 0.0
+    k = kernels(CUDA_SOURCE, ("pagerank_pull", "pagerank_pull_heavy"))
     in_indptr, in_indices = state["in_indptr"], state["in_indices"]
     in_weights = state["in_weights"]
     inv_out, p, d = state["inv_out"], state["p"], state["d"]
     group = _group(int(in_indices.shape[0]), n)
+    heavy = cp.flatnonzero(cp.diff(in_indptr) > HEAVY_ROW).astype(cp.int32)
+    hubs = int(heavy.shape[0])
     blocks = min(sm_count() * 8, max(1, -(-n * group // THREADS)))
     x = cp.full(n, 1.0 / n)
     x_next = cp.empty(n)
@@ -86,13 +63,22 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
     for iteration in range(1, params.max_iter + 1):
         progress(iteration / params.max_iter, f"pagerank: iteration {iteration}")
         sums.fill(0)
-        pull((blocks,), (THREADS,), (
-            in_indptr, in_indices, null if in_weights is None else in_weights, y, p, d,
-            inv_out, x, np.float64(params.alpha), np.float64(dangling_mass), np.int32(n),
-            np.int32(group), x_next, y_next, sums))
+        args = (in_indptr, in_indices, null if in_weights is None else in_weights, y, p, d,
+                inv_out, x, np.float64(params.alpha), np.float64(dangling_mass))
+        k["pagerank_pull"]((blocks,), (THREADS,), (
+            *args, np.int32(n), np.int32(group), np.int64(HEAVY_ROW), x_next, y_next, sums))
+        if hubs:
+            k["pagerank_pull_heavy"]((hubs,), (HEAVY_THREADS,), (
+                *args, heavy, x_next, y_next, sums))
         err, dangling_mass = (float(v) for v in sums.get())
         x, x_next = x_next, x
         y, y_next = y_next, y
-        if err < n * params.tol:
-            return cp.asnumpy(x), iteration, True
-    return cp.asnumpy(x), params.max_iter, False
+        if err < params.tol:
+            return cp.asnumpy(x), iteration, True, err
+    return cp.asnumpy(x), params.max_iter, False, err
+
+
+def pagerank(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """PageRank on the GPU (one fused pull kernel per iteration); same contract as
+    :func:`.cpu.pagerank`, same ranks to rounding."""
+    return driver.run(graph, params, progress, device_arrays(graph), cupy(), power_iteration)

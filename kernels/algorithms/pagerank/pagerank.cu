@@ -4,50 +4,19 @@
 // a warp walks its rows in lock step so that the group reductions' shuffles are never divergent.
 // Besides x_next, each row writes the next y = x_next / W and adds to two block sums: the L1
 // change and the dangling mass of x_next; thread 0 of a block adds them to sums[0], sums[1].
+// Rows of more than `heavy` in-arcs (R-MAT hubs: 10^5 of them in one row) are skipped by
+// pagerank_pull and taken by pagerank_pull_heavy, a block per row: walked by one lane group they
+// made every iteration wait for the longest row.
 
 constexpr int WARP = 32;
 constexpr int MAX_WARPS = 32;
 
-extern "C" __global__ void pagerank_pull(
-    const long long* __restrict__ in_indptr, const int* __restrict__ in_indices,
-    const double* __restrict__ in_weights, const double* __restrict__ y,
-    const double* __restrict__ p, const double* __restrict__ d,
-    const double* __restrict__ inv_out, const double* __restrict__ x,
-    double alpha, double dangling_mass, int n, int group,
-    double* __restrict__ x_next, double* __restrict__ y_next, double* __restrict__ sums)
-{
+// The block's sums of (err, dangling) added to sums[0], sums[1]: one atomic each per block.
+__device__ __forceinline__ void add_block_sums(double err, double dangling, double* sums) {
     __shared__ double block_err[MAX_WARPS];
     __shared__ double block_dangling[MAX_WARPS];
     const int lane = threadIdx.x % WARP;
     const int warp = threadIdx.x / WARP;
-    const int rows_per_warp = WARP / group;
-    const int sub = lane % group;
-    const long long warps = (long long)gridDim.x * (blockDim.x / WARP);
-    double err = 0.0, dangling = 0.0;
-    for (long long base = ((long long)blockIdx.x * (blockDim.x / WARP) + warp) * rows_per_warp;
-         base < n; base += warps * rows_per_warp) {
-        const long long v = base + lane / group;
-        double s = 0.0;
-        if (v < n) {
-            const long long end = in_indptr[v + 1];
-            if (in_weights != nullptr) {
-                for (long long j = in_indptr[v] + sub; j < end; j += group)
-                    s += y[in_indices[j]] * in_weights[j];
-            } else {
-                for (long long j = in_indptr[v] + sub; j < end; j += group)
-                    s += y[in_indices[j]];
-            }
-        }
-        for (int offset = group / 2; offset > 0; offset /= 2)
-            s += __shfl_down_sync(0xffffffffu, s, offset, group);
-        if (v < n && sub == 0) {
-            const double value = alpha * (s + dangling_mass * d[v]) + (1.0 - alpha) * p[v];
-            x_next[v] = value;
-            y_next[v] = value * inv_out[v];
-            err += fabs(value - x[v]);
-            if (inv_out[v] == 0.0) dangling += value;
-        }
-    }
     for (int offset = WARP / 2; offset > 0; offset /= 2) {
         err += __shfl_down_sync(0xffffffffu, err, offset);
         dangling += __shfl_down_sync(0xffffffffu, dangling, offset);
@@ -65,5 +34,82 @@ extern "C" __global__ void pagerank_pull(
         }
         atomicAdd(&sums[0], e);
         atomicAdd(&sums[1], g);
+    }
+}
+
+extern "C" __global__ void pagerank_pull(
+    const long long* __restrict__ in_indptr, const int* __restrict__ in_indices,
+    const double* __restrict__ in_weights, const double* __restrict__ y,
+    const double* __restrict__ p, const double* __restrict__ d,
+    const double* __restrict__ inv_out, const double* __restrict__ x,
+    double alpha, double dangling_mass, int n, int group, long long heavy,
+    double* __restrict__ x_next, double* __restrict__ y_next, double* __restrict__ sums)
+{
+    const int lane = threadIdx.x % WARP;
+    const int warp = threadIdx.x / WARP;
+    const int rows_per_warp = WARP / group;
+    const int sub = lane % group;
+    const long long warps = (long long)gridDim.x * (blockDim.x / WARP);
+    double err = 0.0, dangling = 0.0;
+    for (long long base = ((long long)blockIdx.x * (blockDim.x / WARP) + warp) * rows_per_warp;
+         base < n; base += warps * rows_per_warp) {
+        const long long v = base + lane / group;
+        double s = 0.0;
+        const bool mine = v < n && in_indptr[v + 1] - in_indptr[v] <= heavy;
+        if (mine) {
+            const long long end = in_indptr[v + 1];
+            if (in_weights != nullptr) {
+                for (long long j = in_indptr[v] + sub; j < end; j += group)
+                    s += y[in_indices[j]] * in_weights[j];
+            } else {
+                for (long long j = in_indptr[v] + sub; j < end; j += group)
+                    s += y[in_indices[j]];
+            }
+        }
+        for (int offset = group / 2; offset > 0; offset /= 2)
+            s += __shfl_down_sync(0xffffffffu, s, offset, group);
+        if (mine && sub == 0) {
+            const double value = alpha * (s + dangling_mass * d[v]) + (1.0 - alpha) * p[v];
+            x_next[v] = value;
+            y_next[v] = value * inv_out[v];
+            err += fabs(value - x[v]);
+            if (inv_out[v] == 0.0) dangling += value;
+        }
+    }
+    add_block_sums(err, dangling, sums);
+}
+
+// The rows of `rows` (those over `heavy` in-arcs), a block each: the same row update.
+extern "C" __global__ void pagerank_pull_heavy(
+    const long long* __restrict__ in_indptr, const int* __restrict__ in_indices,
+    const double* __restrict__ in_weights, const double* __restrict__ y,
+    const double* __restrict__ p, const double* __restrict__ d,
+    const double* __restrict__ inv_out, const double* __restrict__ x,
+    double alpha, double dangling_mass, const int* __restrict__ rows,
+    double* __restrict__ x_next, double* __restrict__ y_next, double* __restrict__ sums)
+{
+    __shared__ double partial[MAX_WARPS];
+    const int v = rows[blockIdx.x];
+    const long long end = in_indptr[v + 1];
+    double s = 0.0;
+    if (in_weights != nullptr) {
+        for (long long j = in_indptr[v] + threadIdx.x; j < end; j += blockDim.x)
+            s += y[in_indices[j]] * in_weights[j];
+    } else {
+        for (long long j = in_indptr[v] + threadIdx.x; j < end; j += blockDim.x)
+            s += y[in_indices[j]];
+    }
+    for (int offset = WARP / 2; offset > 0; offset /= 2)
+        s += __shfl_down_sync(0xffffffffu, s, offset);
+    if (threadIdx.x % WARP == 0) partial[threadIdx.x / WARP] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double total = 0.0;
+        for (int w = 0; w < (int)(blockDim.x / WARP); ++w) total += partial[w];
+        const double value = alpha * (total + dangling_mass * d[v]) + (1.0 - alpha) * p[v];
+        x_next[v] = value;
+        y_next[v] = value * inv_out[v];
+        atomicAdd(&sums[0], fabs(value - x[v]));
+        if (inv_out[v] == 0.0) atomicAdd(&sums[1], value);
     }
 }

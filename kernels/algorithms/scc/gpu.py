@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphgpu.kernels.algorithms.pagerank.gpu import device_in_csr
+from graphgpu.kernels.algorithms.common.in_csr import device_in_csr
 from graphgpu.kernels.algorithms.scc import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device

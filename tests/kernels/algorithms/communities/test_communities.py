@@ -8,22 +8,18 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphgpu.kernels.algorithms.communities import (
-    CommunityParams,
-    leiden_cpu,
-    leiden_gpu,
-    louvain_cpu,
-    louvain_gpu,
-    modularity,
-)
+from graphgpu.kernels.algorithms.communities import CommunityParams
+from graphgpu.kernels.algorithms.communities import cpu as host
+from graphgpu.kernels.algorithms.communities import gpu as device
+from graphgpu.kernels.algorithms.communities.driver import modularity
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import original
 
-CPU = {"louvain": louvain_cpu, "leiden": leiden_cpu}
-GPU = {"louvain": louvain_gpu, "leiden": leiden_gpu}
+CPU = {"louvain": host.louvain, "leiden": host.leiden}
+GPU = {"louvain": device.louvain, "leiden": device.leiden}
 
 
 def to_graph(g: nx.Graph, weight: str | None = None) -> Graph:
@@ -76,7 +72,7 @@ def test_modularity_and_validity(algorithm: str, resolution: float, case: int) -
 def test_leiden_communities_are_connected(case: int) -> None:
     _, g, weight = sample_graphs()[case]
     for seed in range(3):
-        result = leiden_cpu(to_graph(g, weight), CommunityParams(seed=seed), no_progress)
+        result = host.leiden(to_graph(g, weight), CommunityParams(seed=seed), no_progress)
         for members in sets_of(result.node_values["community"]):
             assert nx.is_connected(g.subgraph(members))
 
@@ -105,21 +101,21 @@ def test_quality_at_least_networkx_on_karate_and_lfr(algorithm: str) -> None:
 def test_resolution_changes_granularity_and_seed_is_deterministic() -> None:
     _, g, _ = sample_graphs()[0]
     graph = to_graph(g)
-    coarse = louvain_cpu(graph, CommunityParams(resolution=0.2), no_progress)
-    fine = louvain_cpu(graph, CommunityParams(resolution=5.0), no_progress)
+    coarse = host.louvain(graph, CommunityParams(resolution=0.2), no_progress)
+    fine = host.louvain(graph, CommunityParams(resolution=5.0), no_progress)
     assert coarse.summary["communities"] < fine.summary["communities"]
-    again = louvain_cpu(graph, CommunityParams(resolution=0.2), no_progress)
+    again = host.louvain(graph, CommunityParams(resolution=0.2), no_progress)
     assert np.array_equal(coarse.node_values["community"], again.node_values["community"])
 
 
 def test_edge_cases() -> None:
     graph, _ = build_graph(np.zeros(0, np.int64), np.zeros(0, np.int64),
                            extra_nodes=np.arange(4))
-    result = louvain_cpu(graph, CommunityParams(), no_progress)
+    result = host.louvain(graph, CommunityParams(), no_progress)
     assert result.summary["communities"] == 4 and result.summary["modularity"] == 0.0
     negative, _ = build_graph(np.array([0, 1]), np.array([1, 2]), np.array([1.0, -1.0]))
     with pytest.raises(InvalidInput):
-        leiden_cpu(negative, CommunityParams(), no_progress)
+        host.leiden(negative, CommunityParams(), no_progress)
     with pytest.raises(ValidationError):
         CommunityParams(resolution=0)
 
@@ -129,7 +125,13 @@ def test_edge_cases() -> None:
 @pytest.mark.parametrize("algorithm", ["louvain", "leiden"])
 @pytest.mark.parametrize("resolution", [1.0, 0.5])
 def test_gpu_partition_equals_cpu(algorithm: str, resolution: float) -> None:
-    cases = [*sample_graphs(), ("ba", nx.barabasi_albert_graph(3000, 4, seed=1), None)]
+    hubs = nx.barabasi_albert_graph(4000, 3, seed=3)  # hubs decide in a block, not a warp
+    rng = np.random.default_rng(3)
+    for hub, degree in ((0, 2500), (1, 1500), (7, 1100)):
+        hubs.add_edges_from((hub, int(v)) for v in rng.choice(4000, degree, replace=False)
+                            if v != hub)
+    cases = [*sample_graphs(), ("ba", nx.barabasi_albert_graph(3000, 4, seed=1), None),
+             ("hubs", hubs, None)]
     for _, g, weight in cases:
         graph = to_graph(g, weight)
         params = CommunityParams(resolution=resolution, seed=2)

@@ -13,11 +13,9 @@ from graphgpu.kernels.algorithms.kcore import (
     K_CORE,
     CoreParams,
     KCoreParams,
-    core_number_cpu,
-    core_number_gpu,
-    k_core_cpu,
-    k_core_gpu,
 )
+from graphgpu.kernels.algorithms.kcore import cpu as host
+from graphgpu.kernels.algorithms.kcore import gpu as device
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
@@ -50,7 +48,7 @@ def nx_cores(g: nx.Graph) -> np.ndarray:
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_core_number_matches_networkx(name: str) -> None:
     g = cases()[name]
-    result = core_number_cpu(to_graph(g, weighted=name == "dense"), CoreParams(), no_progress)
+    result = host.core_number(to_graph(g, weighted=name == "dense"), CoreParams(), no_progress)
     expected = nx_cores(g)
     np.testing.assert_array_equal(result.node_values["core_number"], expected)
     assert result.summary == {"max_core": int(expected.max()),
@@ -61,7 +59,7 @@ def test_core_number_matches_networkx(name: str) -> None:
 @pytest.mark.parametrize("k", [None, 0, 2, 3])
 def test_k_core_matches_networkx(name: str, k: int | None) -> None:
     g = cases()[name]
-    result = k_core_cpu(to_graph(g), KCoreParams(k=k), no_progress)
+    result = host.k_core(to_graph(g), KCoreParams(k=k), no_progress)
     sub = nx.k_core(g, k)
     member = np.array([v in sub for v in sorted(g.nodes)])
     np.testing.assert_array_equal(result.node_values["in_core"], member)
@@ -77,7 +75,7 @@ def test_brute_force_on_tiny_graphs() -> None:
     for mask in range(0, 1 << len(pairs), 11):
         g = nx.Graph([p for i, p in enumerate(pairs) if mask >> i & 1])
         g.add_nodes_from(range(5))
-        core = core_number_cpu(to_graph(g), CoreParams(), no_progress).node_values["core_number"]
+        core = host.core_number(to_graph(g), CoreParams(), no_progress).node_values["core_number"]
         for v in range(5):
             best = 0
             for size in range(1, 6):
@@ -92,7 +90,7 @@ def test_directed_is_symmetrised() -> None:
     assert CORE_NUMBER.directed == "symmetrise" and K_CORE.directed == "symmetrise"
     g = nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 1)])
     graph = to_graph(g).undirected()
-    result = core_number_cpu(graph, CoreParams(), no_progress)
+    result = host.core_number(graph, CoreParams(), no_progress)
     np.testing.assert_array_equal(result.node_values["core_number"], [2, 2, 2])
 
 
@@ -101,13 +99,13 @@ def test_directed_is_symmetrised() -> None:
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_gpu_matches_cpu(name: str) -> None:
     graph = to_graph(cases()[name])
-    cpu, gpu = (fn(graph, CoreParams(), no_progress) for fn in (core_number_cpu,
-                                                                 core_number_gpu))
+    cpu, gpu = (fn(graph, CoreParams(), no_progress) for fn in (host.core_number,
+                                                                 device.core_number))
     assert gpu.summary == cpu.summary
     np.testing.assert_array_equal(gpu.node_values["core_number"],
                                   cpu.node_values["core_number"])
     for k in (None, 2):
-        cpu, gpu = (fn(graph, KCoreParams(k=k), no_progress) for fn in (k_core_cpu, k_core_gpu))
+        cpu, gpu = (fn(graph, KCoreParams(k=k), no_progress) for fn in (host.k_core, device.k_core))
         assert gpu.summary == cpu.summary
         np.testing.assert_array_equal(gpu.node_values["in_core"], cpu.node_values["in_core"])
 
@@ -118,5 +116,5 @@ def test_gpu_larger_graph_matches_cpu() -> None:
     _, src, dst = skewed_arcs(4, 30_000, 300_000, 1.0, 5)
     graph, _ = build_graph(src, dst)
     np.testing.assert_array_equal(
-        core_number_gpu(graph, CoreParams(), no_progress).node_values["core_number"],
-        core_number_cpu(graph, CoreParams(), no_progress).node_values["core_number"])
+        device.core_number(graph, CoreParams(), no_progress).node_values["core_number"],
+        host.core_number(graph, CoreParams(), no_progress).node_values["core_number"])

@@ -11,8 +11,9 @@ from pydantic import ValidationError
 from graphgpu.kernels.algorithms.pagerank import (
     PAGERANK,
     PagerankParams,
-    pagerank_cpu,
-    pagerank_gpu,
+    cpu,
+    gpu,
+    iteration_bound,
 )
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
@@ -71,7 +72,7 @@ def assert_close(ours: dict[int, float], theirs: dict[int, float]) -> None:
 @pytest.mark.parametrize("alpha", [0.85, 0.5])
 def test_matches_networkx(name: str, alpha: float) -> None:
     g = cases()[name]
-    result = pagerank_cpu(to_graph(g), PagerankParams(alpha=alpha, **TIGHT), no_progress)
+    result = cpu.pagerank(to_graph(g), PagerankParams(alpha=alpha, **TIGHT), no_progress)
     assert result.summary["converged"]
     expected = nx.pagerank(g, alpha=alpha, tol=1e-12, max_iter=10_000)
     assert_close(ranks(result, g), expected)
@@ -84,7 +85,7 @@ def test_personalization_and_dangling_like_networkx() -> None:
     dangling = {2: 1.0, 40: 2.0}
     params = PagerankParams(personalization={original(k): v for k, v in personalization.items()},
                             dangling={original(k): v for k, v in dangling.items()}, **TIGHT)
-    result = pagerank_cpu(to_graph(g), params, no_progress)
+    result = cpu.pagerank(to_graph(g), params, no_progress)
     expected = nx.pagerank(g, personalization=personalization, dangling=dangling, tol=1e-12,
                            max_iter=10_000)
     assert_close(ranks(result, g), expected)
@@ -92,40 +93,60 @@ def test_personalization_and_dangling_like_networkx() -> None:
 
 def test_unweighted_option_ignores_weights() -> None:
     g = cases()["weighted_directed"]
-    result = pagerank_cpu(to_graph(g), PagerankParams(weighted=False, **TIGHT), no_progress)
+    result = cpu.pagerank(to_graph(g), PagerankParams(weighted=False, **TIGHT), no_progress)
     assert_close(ranks(result, g), nx.pagerank(g, weight=None, tol=1e-12, max_iter=10_000))
 
 
 def test_directed_cycle_is_uniform_and_direction_matters() -> None:
     cycle = to_graph(nx.DiGraph([(0, 1), (1, 2), (2, 0)]))
-    result = pagerank_cpu(cycle, PagerankParams(**TIGHT), no_progress)
+    result = cpu.pagerank(cycle, PagerankParams(**TIGHT), no_progress)
     np.testing.assert_allclose(result.node_values["pagerank"], 1 / 3, rtol=1e-12)
     # A star pointing in ranks its centre first; pointing out, its leaves.
-    into = pagerank_cpu(to_graph(nx.DiGraph([(1, 0), (2, 0), (3, 0)])), PagerankParams(),
+    into = cpu.pagerank(to_graph(nx.DiGraph([(1, 0), (2, 0), (3, 0)])), PagerankParams(),
                         no_progress).node_values["pagerank"]
-    out = pagerank_cpu(to_graph(nx.DiGraph([(0, 1), (0, 2), (0, 3)])), PagerankParams(),
+    out = cpu.pagerank(to_graph(nx.DiGraph([(0, 1), (0, 2), (0, 3)])), PagerankParams(),
                        no_progress).node_values["pagerank"]
     assert into.argmax() == 0 and out.argmin() == 0
 
 
 def test_not_converged_is_reported() -> None:
     g = cases()["directed"]
-    result = pagerank_cpu(to_graph(g), PagerankParams(tol=1e-15, max_iter=3), no_progress)
+    result = cpu.pagerank(to_graph(g), PagerankParams(tol=1e-15, max_iter=3), no_progress)
     assert result.summary == {"alpha": 0.85, "iterations": 3, "converged": False,
+                              "residual": result.summary["residual"],
                               "dangling_nodes": result.summary["dangling_nodes"]}
-    assert result.summary["dangling_nodes"] > 0
+    assert result.summary["dangling_nodes"] > 0 and result.summary["residual"] > 1e-15
+
+
+def test_defaults_converge() -> None:
+    """The default stop (L1 change below tol) is within the contraction bound of the fixed point,
+    where NetworkX's default rule (below n * tol) is not; n * tol reproduces NetworkX."""
+    g = nx.gnp_random_graph(3000, 0.002, seed=4, directed=True)
+    graph = to_graph(g)
+    default = cpu.pagerank(graph, PagerankParams(), no_progress)
+    exact = cpu.pagerank(graph, PagerankParams(**TIGHT), no_progress).node_values["pagerank"]
+    summary = default.summary
+    assert summary["converged"] and summary["residual"] < 1e-6
+    assert 1 < summary["iterations"] <= iteration_bound(PagerankParams())
+    # ||x_k - x*|| <= alpha / (1 - alpha) * ||x_k - x_(k-1)||
+    bound = 0.85 / 0.15 * summary["residual"] + 1e-12
+    assert np.abs(default.node_values["pagerank"] - exact).sum() <= bound
+    networkx_rule = cpu.pagerank(graph, PagerankParams(tol=3000 * 1e-6), no_progress)
+    assert networkx_rule.summary["iterations"] < summary["iterations"]
+    assert np.abs(networkx_rule.node_values["pagerank"] - exact).sum() > bound
+    assert_close(ranks(networkx_rule, g), nx.pagerank(g))
 
 
 def test_bad_input() -> None:
     graph = to_graph(cases()["directed"])
     with pytest.raises(InvalidInput) as unknown:
-        pagerank_cpu(graph, PagerankParams(personalization={10**6: 1.0}), no_progress)
+        cpu.pagerank(graph, PagerankParams(personalization={10**6: 1.0}), no_progress)
     assert unknown.value.field == "personalization"
     with pytest.raises(InvalidInput):
-        pagerank_cpu(graph, PagerankParams(dangling={original(0): 0.0}), no_progress)
+        cpu.pagerank(graph, PagerankParams(dangling={original(0): 0.0}), no_progress)
     negative, _ = build_graph([0, 1], [1, 2], [1.0, -1.0], directed=True)
     with pytest.raises(InvalidInput) as weights:
-        pagerank_cpu(negative, PagerankParams(), no_progress)
+        cpu.pagerank(negative, PagerankParams(), no_progress)
     assert weights.value.field == "weights"
     with pytest.raises(ValidationError):
         PagerankParams(alpha=1.5)
@@ -133,7 +154,7 @@ def test_bad_input() -> None:
 
 def test_registered_native() -> None:
     algorithm = PAGERANK
-    assert algorithm.directed == "native" and algorithm.cpu is pagerank_cpu
+    assert algorithm.directed == "native" and algorithm.cpu is cpu.pagerank
 
 
 @pytest.mark.gpu
@@ -145,22 +166,25 @@ def test_gpu_matches_cpu(name: str) -> None:
     for params in (PagerankParams(**TIGHT), PagerankParams(alpha=0.6, weighted=False, **TIGHT),
                    PagerankParams(personalization={original(0): 1.0, original(3): 2.0},
                                   **TIGHT)):
-        cpu = pagerank_cpu(graph, params, no_progress)
-        gpu = pagerank_gpu(graph, params, no_progress)
-        assert gpu.summary["converged"] and gpu.summary["dangling_nodes"] == \
-            cpu.summary["dangling_nodes"]
-        np.testing.assert_allclose(gpu.node_values["pagerank"], cpu.node_values["pagerank"],
+        on_cpu = cpu.pagerank(graph, params, no_progress)
+        on_gpu = gpu.pagerank(graph, params, no_progress)
+        assert on_gpu.summary["converged"] and on_gpu.summary["dangling_nodes"] == \
+            on_cpu.summary["dangling_nodes"]
+        np.testing.assert_allclose(on_gpu.node_values["pagerank"], on_cpu.node_values["pagerank"],
                                    rtol=1e-9, atol=1e-15)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 def test_gpu_larger_graph_matches_cpu() -> None:
-    """Rows of every group width (4..32 lanes) and heavy rows: a skewed random digraph."""
+    """Rows of every group width (4..32 lanes) and heavy rows: a skewed random digraph, and a hub
+    of 6,000 in-arcs (summed by a block of its own)."""
     rng, src, dst = skewed_arcs(9, 20_000, 400_000, 1.2, 10)
+    src = np.concatenate([src, np.arange(1, 6001)])
+    dst = np.concatenate([dst, np.zeros(6000, dtype=dst.dtype)])
     for directed in (True, False):
         graph, _ = build_graph(src, dst, rng.uniform(0.5, 2.0, src.shape[0]), directed=directed)
         params = PagerankParams(**TIGHT)
-        np.testing.assert_allclose(pagerank_gpu(graph, params, no_progress).node_values["pagerank"],
-                                   pagerank_cpu(graph, params, no_progress).node_values["pagerank"],
+        np.testing.assert_allclose(gpu.pagerank(graph, params, no_progress).node_values["pagerank"],
+                                   cpu.pagerank(graph, params, no_progress).node_values["pagerank"],
                                    rtol=1e-9, atol=1e-15)

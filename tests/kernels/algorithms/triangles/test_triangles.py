@@ -9,12 +9,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from graphgpu.kernels.algorithms.triangles import (
-    TRIANGLES,
-    TrianglesParams,
-    triangles_cpu,
-    triangles_gpu,
-)
+from graphgpu.kernels.algorithms.triangles import TRIANGLES, TrianglesParams
+from graphgpu.kernels.algorithms.triangles import cpu as host
+from graphgpu.kernels.algorithms.triangles import gpu as device
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
@@ -40,7 +37,7 @@ def cases() -> dict[str, nx.Graph]:
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_matches_networkx(name: str) -> None:
     g = cases()[name]
-    result = triangles_cpu(to_graph(g, weighted=name == "dense"), TrianglesParams(), no_progress)
+    result = host.triangles(to_graph(g, weighted=name == "dense"), TrianglesParams(), no_progress)
     nodes = sorted(g.nodes)
     tri, clus = nx.triangles(g), nx.clustering(g)
     np.testing.assert_array_equal(result.node_values["triangles"], [tri[v] for v in nodes])
@@ -58,7 +55,7 @@ def test_brute_force_on_tiny_graphs() -> None:
     for _ in range(60):
         g = nx.Graph([p for p in pairs if rng.random() < 0.5])
         g.add_nodes_from(range(6))
-        counts = triangles_cpu(to_graph(g), TrianglesParams(), no_progress).node_values[
+        counts = host.triangles(to_graph(g), TrianglesParams(), no_progress).node_values[
             "triangles"]
         for v in range(6):
             expected = sum(1 for a, b in itertools.combinations(set(g[v]), 2) if g.has_edge(a, b))
@@ -68,7 +65,7 @@ def test_brute_force_on_tiny_graphs() -> None:
 def test_directed_is_symmetrised() -> None:
     assert TRIANGLES.directed == "symmetrise"
     cyclic = to_graph(nx.DiGraph([(0, 1), (1, 2), (2, 0), (0, 2)])).undirected()
-    result = triangles_cpu(cyclic, TrianglesParams(), no_progress)
+    result = host.triangles(cyclic, TrianglesParams(), no_progress)
     np.testing.assert_array_equal(result.node_values["triangles"], [1, 1, 1])
     assert result.summary["transitivity"] == 1.0
 
@@ -78,8 +75,8 @@ def test_directed_is_symmetrised() -> None:
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_gpu_matches_cpu(name: str) -> None:
     graph = to_graph(cases()[name])
-    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (triangles_cpu,
-                                                                     triangles_gpu))
+    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (host.triangles,
+                                                                     device.triangles))
     assert gpu.summary == cpu.summary
     for field in ("triangles", "clustering"):
         np.testing.assert_array_equal(gpu.node_values[field], cpu.node_values[field])
@@ -90,7 +87,7 @@ def test_gpu_matches_cpu(name: str) -> None:
 def test_gpu_larger_graph_matches_cpu() -> None:
     _, src, dst = skewed_arcs(6, 20_000, 400_000, 1.0, 4)
     graph, _ = build_graph(src, dst)
-    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (triangles_cpu,
-                                                                     triangles_gpu))
+    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (host.triangles,
+                                                                     device.triangles))
     assert gpu.summary == cpu.summary and cpu.summary["triangles"] > 0
     np.testing.assert_array_equal(gpu.node_values["triangles"], cpu.node_values["triangles"])

@@ -1,0 +1,275 @@
+"""What a ``louvain`` or ``leiden`` job does on either backend: levels of colour-class local
+moving (and refinement), aggregation, refinement on the way back down, the result (the family's
+notes in ``__init__``).
+
+:mod:`.cpu` and :mod:`.gpu` pass :func:`run` their :class:`Ops`, which give the same integers
+(colours, moves, labels) on either backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphgpu.kernels.core.errors import InvalidInput
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+
+#: Sweeps of local moving per level at most, and the stop rule (moves * divisor < nodes).
+MAX_SWEEPS = 10
+STOP_DIVISOR = 100
+#: Aggregation levels at most.
+MAX_LEVELS = 64
+#: Fixed-point weights: the total arc weight is scaled to at most 2**FIXED_BITS.
+FIXED_BITS = 52
+
+
+@dataclass(frozen=True)
+class Ops:
+    """A backend's operations on its arrays (``xp``): the graph's CSR there ``csr(graph)``, the
+    colouring ``colour(indptr, indices, salt)``, the colour-class local moving
+    ``local_move(...)`` (in place), the component labels inside communities
+    ``components(indptr, indices, comm)`` and ``to_host(array)``."""
+
+    xp: Any
+    csr: Callable[[Graph], tuple[Any, Any]]
+    colour: Callable[..., Any]
+    local_move: Callable[..., int]
+    components: Callable[..., Any]
+    to_host: Callable[[Any], np.ndarray]
+
+
+def mix32(ids: Any, salt: int) -> Any:
+    """The colouring priority hash of ``ids`` (uint32), as ``mix32`` in ``communities.cu``; ``ids``
+    a NumPy or CuPy array (uint32 arithmetic wraps alike)."""
+    x = ids.astype(np.uint32) ^ np.uint32(salt)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x7FEB352D)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(0x846CA68B)
+    x ^= x >> np.uint32(16)
+    return x
+
+
+def modularity(graph: Graph, community: np.ndarray, resolution: float = 1.0) -> float:
+    """Modularity of a partition as ``networkx.community.modularity`` (original float weights).
+
+    Parameters
+    ----------
+    graph : Graph
+    community : ndarray of int
+        Community of each internal node, 0..k-1.
+    resolution : float
+
+    Returns
+    -------
+    float
+        0 for a graph without edges.
+    """
+    w = np.ones(graph.indices.shape[0]) if graph.weights is None else graph.weights
+    total = float(w.sum())
+    if total == 0:
+        return 0.0
+    rows = np.repeat(np.arange(graph.n), graph.degrees())
+    count = int(community.max()) + 1 if community.size else 0
+    inside = community[rows] == community[graph.indices]
+    internal = np.bincount(community[rows][inside], weights=w[inside], minlength=count)
+    degree = np.bincount(community[rows], weights=w, minlength=count)
+    return float(np.sum(internal / total - resolution * (degree / total) ** 2))
+
+
+def _arc_counts(ops: Ops, indptr: Any, indices: Any, comm: Any, resolution: float) -> float:
+    """:func:`modularity` of an unweighted graph, counted in exact integers on the backend (the
+    same numbers as its float sums of ones, so both backends report the same value)."""
+    xp = ops.xp
+    arcs = int(indices.shape[0])
+    rows = xp.searchsorted(indptr, xp.arange(arcs, dtype=indptr.dtype), side="right") - 1
+    count = int(comm.max()) + 1
+    src, dst = comm[rows], comm[indices]
+    internal = xp.bincount(src[src == dst], minlength=count)
+    degree = xp.bincount(src, minlength=count)
+    internal, degree = ops.to_host(internal), ops.to_host(degree)
+    return float(np.sum(internal / arcs - resolution * (degree / arcs) ** 2))
+
+
+def _fixed_point(xp: Any, graph: Graph) -> Any:
+    """Arc weights as int64 fixed-point numbers whose total is at most 2**FIXED_BITS."""
+    if graph.weights is None:
+        return xp.ones(graph.indices.shape[0], dtype=xp.int64)
+    if graph.weights.size and graph.weights.min() < 0:
+        raise InvalidInput("community detection needs non-negative weights", field="weights")
+    total = float(graph.weights.sum())
+    scale = 2.0 ** np.floor(np.log2(2.0 ** FIXED_BITS / total)) if total > 0 else 1.0
+    return xp.asarray(np.rint(graph.weights * scale).astype(np.int64))
+
+
+def _segment_sums(xp: Any, keys: Any, values: Any) -> tuple[Any, Any]:
+    """Distinct ``keys`` (ascending) and the exact integer sum of ``values`` for each."""
+    order = xp.argsort(keys)
+    keys, values = keys[order], values[order]
+    first = xp.ones(keys.shape[0], dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = xp.flatnonzero(first)
+    ends = xp.concatenate([starts[1:], xp.asarray([keys.shape[0]], dtype=starts.dtype)]) - 1
+    running = xp.cumsum(values)
+    before = xp.concatenate([xp.zeros(1, dtype=running.dtype), running[ends[:-1]]])
+    return keys[starts], running[ends] - before
+
+
+def _dense(xp: Any, labels: Any) -> tuple[Any, int]:
+    """Labels renumbered 0..k-1 in ascending order of label, and k."""
+    distinct, inverse = xp.unique(labels, return_inverse=True)
+    return inverse.reshape(-1).astype(xp.int32), int(distinct.shape[0])
+
+
+def _aggregate(xp: Any, indptr: Any, indices: Any, w: Any, group: Any, count: int
+               ) -> tuple[Any, Any, Any]:
+    """The graph of the groups: one arc per pair of groups (loops included), weights summed."""
+    arcs = int(indices.shape[0])
+    rows = xp.searchsorted(indptr, xp.arange(arcs, dtype=indptr.dtype), side="right") - 1
+    key = group[rows].astype(xp.int64) * count + group[indices]
+    pairs, weight = _segment_sums(xp, key, w)
+    new_rows = pairs // count
+    new_indptr = xp.zeros(count + 1, dtype=xp.int64)
+    new_indptr[1:] = xp.cumsum(xp.bincount(new_rows, minlength=count))
+    return new_indptr, (pairs % count).astype(xp.int32), weight
+
+
+def _row_sums(xp: Any, indptr: Any, w: Any) -> Any:
+    running = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(w)])
+    return running[indptr[1:]] - running[indptr[:-1]]
+
+
+def _classes(xp: Any, colours: Any) -> tuple[Any, np.ndarray]:
+    """Nodes ordered by (colour, id) and the host offsets of each colour's run.
+
+    Classes are kept apart however small: merging the tail of small classes into larger phases
+    (fewer GPU launches) let adjacent heavy nodes of coarse levels join one community together,
+    which collapsed Leiden to one giant community on ca-CondMat.
+    """
+    n = int(colours.shape[0])
+    order = xp.argsort(colours.astype(xp.int64) * n + xp.arange(n)).astype(xp.int32)
+    counts = xp.bincount(colours)
+    offsets = np.zeros(int(counts.shape[0]) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(counts.get() if hasattr(counts, "get") else counts)
+    return order, offsets
+
+
+def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: ProgressFn
+           ) -> tuple[np.ndarray, int, float]:
+    """The driver shared by both backends: levels of moving (and refinement), aggregation.
+
+    Parameters
+    ----------
+    ops : Ops
+        The backend's operations (same results on either).
+    graph : Graph
+    params : CommunityParams
+    leiden : bool
+    progress : ProgressFn
+
+    Returns
+    -------
+    community : ndarray of int64
+        Community of each internal node, numbered by smallest member.
+    levels : int
+    modularity : float
+        Of the partition, as :func:`modularity` computes it.
+    """
+    xp = ops.xp
+    w = _fixed_point(xp, graph)
+    indptr, indices = top = ops.csr(graph)
+    n = graph.n
+    k = _row_sums(xp, indptr, w)
+    m2 = float(int(k.sum()))
+    comm = xp.arange(n, dtype=xp.int32)
+    levels = 0
+    if m2 == 0:
+        return ops.to_host(comm).astype(np.int64), 0, 0.0
+    salt = (params.seed * 0x9E3779B9) & 0xFFFFFFFF
+    finer: list[tuple[Any, ...]] = []  # each aggregated level's graph, classes and grouping
+    for level in range(MAX_LEVELS):
+        progress(min(0.8, 0.15 * level), f"{'leiden' if leiden else 'louvain'}: level {level}, "
+                                          f"{n:,} nodes")
+        order, offsets = _classes(xp, ops.colour(indptr, indices, salt))
+        _move(xp, ops, (indptr, indices, w, k, order, offsets), comm, params, m2)
+        if leiden:
+            refined = xp.arange(n, dtype=xp.int32)
+            ops.local_move(order, offsets, indptr, indices, w, refined, k, k.copy(),
+                           xp.ones(n, dtype=xp.int32), comm, params.resolution, m2, MAX_SWEEPS,
+                           STOP_DIVISOR)
+            group, count = _dense(xp, refined)
+        else:
+            group, count = _dense(xp, comm)
+        if count == n:
+            break
+        finer.append((indptr, indices, w, k, order, offsets, group))
+        parent, _ = _dense(xp, comm)
+        indptr, indices, w = _aggregate(xp, indptr, indices, w, group, count)
+        k = _row_sums(xp, indptr, w)
+        if leiden:  # aggregate nodes start in their community
+            comm = xp.empty(count, dtype=xp.int32)
+            comm[group] = parent
+        else:
+            comm = xp.arange(count, dtype=xp.int32)
+        n = count
+        levels += 1
+    for level in reversed(finer):  # refine the partition on the way back down
+        progress(0.9, f"communities: refining, {int(level[0].shape[0]) - 1:,} nodes")
+        comm = comm[level[-1]]
+        _move(xp, ops, level[:-1], comm, params, m2)
+    if leiden:
+        comm = ops.components(*top, comm)
+    comm = _number(xp, comm)
+    if graph.weights is None:
+        quality = _arc_counts(ops, *top, comm, params.resolution)
+        return ops.to_host(comm), levels, quality
+    community = ops.to_host(comm)
+    return community, levels, modularity(graph, community, params.resolution)
+
+
+def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2: float
+          ) -> None:
+    """Local moving of one level's nodes from the partition ``comm`` (in place)."""
+    indptr, indices, w, k, order, offsets = level
+    n = int(indptr.shape[0]) - 1
+    labels, sums = _segment_sums(xp, comm, k)
+    sigma = xp.zeros(n, dtype=xp.int64)
+    sigma[labels] = sums
+    size = xp.bincount(comm, minlength=n).astype(xp.int32)
+    ops.local_move(order, offsets, indptr, indices, w, comm, k, sigma, size, None,
+                   params.resolution, m2, MAX_SWEEPS, STOP_DIVISOR)
+
+
+def _number(xp: Any, labels: Any) -> Any:
+    """Communities renumbered 0..k-1 in order of their smallest member (int64)."""
+    n = int(labels.shape[0])
+    order = xp.argsort(labels.astype(xp.int64) * n + xp.arange(n))  # by (label, node)
+    ranked = labels[order]
+    first = xp.ones(n, dtype=bool)
+    first[1:] = ranked[1:] != ranked[:-1]
+    smallest = order[first]  # each label's smallest member, in label order
+    rank = xp.zeros(int(labels.max()) + 1, dtype=xp.int64)
+    rank[ranked[first]] = xp.argsort(xp.argsort(smallest))
+    return rank[labels]
+
+
+def run(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: ProgressFn
+        ) -> AlgorithmResult:
+    """A ``louvain`` (or, with ``leiden``, ``leiden``) job (``params``: ``CommunityParams``) with
+    a backend's operations: ``community`` per node, summary per ``CommunitySummary``.
+
+    Raises
+    ------
+    InvalidInput
+        A negative weight.
+    """
+    community, levels, quality = detect(ops, graph, params, leiden, progress)
+    summary = {"modularity": quality,
+               "communities": int(community.max()) + 1 if community.size else 0,
+               "levels": levels, "resolution": params.resolution}
+    progress(1.0, "communities: done")
+    return AlgorithmResult(summary=summary, node_values={"community": community})
