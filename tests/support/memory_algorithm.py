@@ -10,9 +10,15 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphgpu.kernels.algorithms.common.declare import declare
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Estimate, ProgressFn
+from graphgpu.kernels.core.registry import (
+    Algorithm,
+    AlgorithmResult,
+    Backend,
+    Estimate,
+    ProgressFn,
+    register_algorithm,
+)
 
 
 class OutOfMemoryError(MemoryError):
@@ -43,5 +49,7 @@ def claimed_memory(graph: Graph, params: MemoryParams, backend: Backend) -> Esti
     return Estimate(device_bytes=params.device_bytes, detail="claimed by the request")
 
 
-declare("test_memory", "Test plugin: claim device memory, or run out of it.",
-        (MemoryParams, MemorySummary), (allocate, allocate), estimate=claimed_memory)
+register_algorithm(Algorithm(
+    name="test_memory", summary="Test plugin: claim device memory, or run out of it.",
+    params_model=MemoryParams, result_model=MemorySummary, cpu=allocate, gpu=allocate,
+    estimate=claimed_memory))

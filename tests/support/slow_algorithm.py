@@ -11,9 +11,15 @@ import time
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphgpu.kernels.algorithms.common.declare import declare
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Estimate, ProgressFn
+from graphgpu.kernels.core.registry import (
+    Algorithm,
+    AlgorithmResult,
+    Backend,
+    Estimate,
+    ProgressFn,
+    register_algorithm,
+)
 
 
 class SleepParams(BaseModel):
@@ -47,5 +53,7 @@ def claimed_cost(graph: Graph, params: SleepParams, backend: Backend) -> Estimat
                     detail=f"claimed by the request, {graph.n} nodes")
 
 
-declare("test_sleep", "Test plugin: sleep, then report degrees.", (SleepParams, SleepSummary),
-        (sleep_then_count, sleep_then_count), estimate=claimed_cost)
+register_algorithm(Algorithm(
+    name="test_sleep", summary="Test plugin: sleep, then report degrees.",
+    params_model=SleepParams, result_model=SleepSummary, cpu=sleep_then_count,
+    gpu=sleep_then_count, estimate=claimed_cost))

@@ -1,5 +1,5 @@
-"""What every family's declaration (its ``__init__.py``) repeats: registering an algorithm, the
-parameter model of an algorithm without parameters, and an estimate linear in the arcs."""
+"""What several families' declarations (their ``__init__.py``) share: the parameter model of an
+algorithm without parameters, and an estimate linear in the arcs."""
 
 from __future__ import annotations
 
@@ -15,34 +15,6 @@ class NoParams(BaseModel):
     """Base of the parameter model of an algorithm that takes none: ``{}``, extra keys refused."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{}]})
-
-
-def declare(name: str, summary: str, models: tuple[type[BaseModel], type[BaseModel]],
-            backends: tuple[registry.AlgorithmFn, registry.AlgorithmFn], **options: Any
-            ) -> registry.Algorithm:
-    """Register an algorithm (:func:`graphgpu.kernels.core.registry.register_algorithm`).
-
-    Parameters
-    ----------
-    name, summary : str
-    models : (type, type)
-        The parameter model and the result summary model.
-    backends : (AlgorithmFn, AlgorithmFn)
-        The CPU and the GPU function.
-    **options
-        The other fields of :class:`~graphgpu.kernels.core.registry.Algorithm` (``estimate``,
-        ``directed``, ``node_params``, ...).
-
-    Returns
-    -------
-    Algorithm
-        As registered.
-    """
-    params_model, result_model = models
-    cpu, gpu = backends
-    return registry.register_algorithm(registry.Algorithm(
-        name=name, summary=summary, params_model=params_model, result_model=result_model,
-        cpu=cpu, gpu=gpu, **options))
 
 
 def arcs_and_nodes(graph: Graph) -> int:
