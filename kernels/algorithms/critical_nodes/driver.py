@@ -13,20 +13,16 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes.memetic import memetic
-from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.result import (
-    check_k,
-    is_memetic,
-    make_result,
-    patience_for,
-    seeds_for,
-)
+from graphgpu.kernels.algorithms.critical_nodes.params import CndParams, is_memetic, seeds_for
+from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result
+from graphgpu.kernels.algorithms.critical_nodes.tuning import START_SHARE, patience_for
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
 
-#: ``starts(seeds, share)`` -> (objective, index of the best start, removed node ids, the state
-#: the search continues from).
-StartsFn = Callable[[range, float], tuple[int, int, np.ndarray, Any]]
+#: ``starts(seeds, share, until)`` -> (objective, index of the best start, removed node ids, the
+#: state the search continues from, starts run); ``until``: a ``time.perf_counter()`` value
+#: after which no further start begins (the first always runs), None: every seed.
+StartsFn = Callable[[range, float, float | None], tuple[int, int, np.ndarray, Any, int]]
 #: ``search(state, removed, objective, started, deadline, patience)`` -> (removed, objective,
 #: time to best, iterations, timeline).
 SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
@@ -52,7 +48,8 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
     memetic_starts : callable
         ``memetic_starts(batch)``: the first population's sets, from greedy starts.
     starts : StartsFn
-        The greedy starts (share: the part of the progress bar they fill).
+        The greedy starts (share: the part of the progress bar they fill). ``search`` gives
+        them ``START_SHARE`` of its time limit.
     search : SearchFn
         The swap search (method ``search`` only).
     exchange : Exchange or None
@@ -80,9 +77,10 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
                            **out.summary_fields(params.seed))
     seeds = seeds_for(params)
     search_on = params.method == "search"
-    objective, start, removed, state = starts(seeds, 0.1 if search_on else 1.0)
+    until = started + START_SHARE * params.time_limit_s if search_on else None
+    objective, start, removed, state, run = starts(seeds, 0.1 if search_on else 1.0, until)
     fields: dict[str, Any] = {"best_seed": seeds[start], "best_start": start,
-                              "starts_run": len(seeds),
+                              "starts_run": run,
                               "time_to_best_s": time.perf_counter() - started}
     if search_on:
         outcome = search(state, removed, objective, started, deadline, patience_for(params.k))

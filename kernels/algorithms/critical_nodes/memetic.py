@@ -7,8 +7,8 @@ crossover) with reduce-solve-combine restarts:
   k-sets (the swap search of
   :func:`graphgpu.kernels.algorithms.critical_nodes.search.swap_search`) differs: the CPU runs
   the sets one after another, the GPU all of a batch at once, one warp each.
-* Anytime: the k highest-degree nodes are the first answer (milliseconds), then the greedy
-  removal and the backend's CND* starts (as many as a share of the time limit allows), then
+* Anytime: the k highest-degree nodes are the first answer (milliseconds), then the backend's
+  CND* starts (as many as a share of the time limit allows), then the greedy removal, then
   each improved population member; every new best is reported through
   ``progress`` and kept in the timeline.
 * Crossover keeps the nodes both parents delete (the backbone) and fills the rest greedily by
@@ -17,12 +17,11 @@ crossover) with reduce-solve-combine restarts:
   k on large graphs), several nodes per walk (:func:`fill_round`).
 * The improvement runs swap moves until ``patience_for(k)`` moves bring no new best; on both
   backends one removal in ``RANDOM_MOVE`` (see
-  :mod:`~graphgpu.kernels.algorithms.critical_nodes.result`) takes a random node of the
+  :mod:`~graphgpu.kernels.algorithms.critical_nodes.tuning`) takes a random node of the
   component instead of its best cut.
 * After ``STALL_GENERATIONS`` generations without a new best, a restart keeps the best member,
   fixes the nodes most of the population agrees on (reduce), completes them with random and
   greedy choices and improves the new members (solve), and breeds them with the best (combine).
-
 * Islands (``exchange``, the shards of a distributed run): every ``MIGRATION_SHARE`` of the
   time limit, between generations, the best set goes out and the other islands' bests come in;
   each arrival's objective is recomputed here, and it joins the population as a child would.
@@ -43,6 +42,7 @@ import numba
 import numpy as np
 from scipy import sparse
 
+from graphgpu.kernels.algorithms.critical_nodes.cost import walk_seconds
 from graphgpu.kernels.algorithms.critical_nodes.greedy import pairs
 from graphgpu.kernels.algorithms.critical_nodes.moves import (
     CTL_FREE,
@@ -54,8 +54,8 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     delete_whole,
     load_set,
 )
-from graphgpu.kernels.algorithms.critical_nodes.result import NS_PER_SCAN
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.algorithms.critical_nodes.tuning import START_SHARE
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import Exchange, ProgressFn
 
@@ -71,8 +71,7 @@ QUALITY_WEIGHT = 0.6
 #: ``MIGRATION_MIN_S``: one Redis round trip each).
 MIGRATION_SHARE = 0.05
 MIGRATION_MIN_S = 0.2
-#: Seconds between progress reports when no new best comes (cancel checks).
-BEAT_S = 0.2
+BEAT_S = 0.2  # seconds between progress reports when no new best comes (cancel checks)
 #: Share of the time limit one greedy completion may take (large k on large graphs: batches).
 FILL_SHARE = 0.1
 
@@ -192,8 +191,7 @@ class Filler:
 
     def __init__(self, graph: Graph, k: int, seed: int, limit: float = 0.0) -> None:
         self.graph, self.k, self.limit = graph, k, limit
-        # Estimated seconds of one walk of the graph (CND*'s scan rate), to size the batches.
-        self.walk_s = (graph.n + 2 * graph.m) * NS_PER_SCAN * 1e-9
+        self.walk_s = walk_seconds(graph)  # to size the batches
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
         self.state = SearchState(graph.indptr, graph.indices, np.arange(k), seed)
         n = graph.n
@@ -278,9 +276,8 @@ class Outcome:
     def summary_fields(self, seed: int) -> dict:
         """The run's fields of the result summary (``seed``: the run's)."""
         return {"best_seed": seed, "best_start": 0, "starts_run": 0, "time_to_best_s": self.found,
-                "iterations": self.iterations, "generations": self.generations,
-                "restarts": self.restarts, "migrants": self.migrants,
-                "timeline": self.timeline}
+                "iterations": self.iterations, "generations": self.generations, "restarts":
+                self.restarts, "migrants": self.migrants, "timeline": self.timeline}
 
 
 class Memetic:
@@ -426,15 +423,18 @@ class Memetic:
         # Milliseconds in: the k best hubs are a valid answer.
         hubs = self.filler.by_degree[:self.k].astype(np.int32)
         self.offer(self.filler.evaluate(hubs), hubs)
-        # The greedy removal and the backend's CND* starts (their strengths differ by graph
-        # family: articulation gains suit trees and hubs, CND* small worlds), improved.
-        initial = [self.filler.complete(np.zeros(0, np.int32), self.deadline)]
-        initial += self.starts() if self.starts is not None else []
+        # CND* starts offered as they are (never worse than greedy from here), then the greedy
+        # removal by articulation gains (trees, hubs) in START_SHARE of the time; all improved.
+        initial = self.starts() if self.starts is not None else []
+        for nodes in initial:
+            self.offer(self.filler.evaluate(nodes), nodes)
+        until = self.started + START_SHARE * (self.deadline - self.started)
+        initial.append(self.filler.complete(np.zeros(0, np.int32), until))
         for i in range(0, len(initial), self.batch):
             if self.out_of_time():
                 break
             self.members += self.improved(initial[i:i + self.batch])
-        distinct: dict[bytes, tuple[int, np.ndarray]] = {}
+        distinct: dict[bytes, tuple[int, np.ndarray]] = {}  # one member per set
         for objective, nodes in sorted(self.members, key=lambda m: m[0]):
             distinct.setdefault(np.sort(nodes).tobytes(), (objective, np.sort(nodes)))
         self.members = list(distinct.values())[:self.size]
