@@ -55,25 +55,20 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     load_set,
 )
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
-from graphgpu.kernels.algorithms.critical_nodes.tuning import START_SHARE
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    BEAT_S,
+    FILL_SHARE,
+    FIX_SHARE,
+    MIGRATION_MIN_S,
+    MIGRATION_SHARE,
+    POPULATION_SHARE,
+    QUALITY_WEIGHT,
+    RANDOM_SHARE,
+    STALL_GENERATIONS,
+    START_SHARE,
+)
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import Exchange, ProgressFn
-
-#: Generations without a new best before a reduce-solve-combine restart.
-STALL_GENERATIONS = 30
-#: Share of a member's nodes drawn at random when a member is built from scratch or restarted.
-RANDOM_SHARE = 0.25
-#: Share of the population that must delete a node for a restart to keep it (the reduce step).
-FIX_SHARE = 0.75
-#: Weight of the objective against the likeness to the rest when a child enters the population.
-QUALITY_WEIGHT = 0.6
-#: Islands trade their bests every this share of the time limit (and at most every
-#: ``MIGRATION_MIN_S``: one Redis round trip each).
-MIGRATION_SHARE = 0.05
-MIGRATION_MIN_S = 0.2
-BEAT_S = 0.2  # seconds between progress reports when no new best comes (cancel checks)
-#: Share of the time limit one greedy completion may take (large k on large graphs: batches).
-FILL_SHARE = 0.1
 
 #: improve(sets, moves, deadline) -> [(objective, set)] for a batch of k-sets.
 Improver = Callable[[list[np.ndarray], int, float], list[tuple[int, np.ndarray]]]
@@ -291,6 +286,7 @@ class Memetic:
         self.migration_s = max(MIGRATION_MIN_S, MIGRATION_SHARE * (deadline - started))
         self.next_migration = started + self.migration_s
         self.started, self.deadline, self.progress = started, deadline, progress
+        self.until = deadline  # end of the current phase (building the population: earlier)
         self.rng = np.random.default_rng(seed)
         self.filler = Filler(graph, k, seed, deadline - started)
         self.size, self.moves = sizes_for(graph.n, k)
@@ -332,7 +328,7 @@ class Memetic:
         return True
 
     def out_of_time(self) -> bool:
-        return time.perf_counter() >= self.deadline
+        return time.perf_counter() >= self.until
 
     def random_partial(self, keep: np.ndarray) -> np.ndarray:
         """``keep`` plus random nodes, RANDOM_SHARE of k in all, fewer than k nodes."""
@@ -344,7 +340,7 @@ class Memetic:
         return picked.astype(np.int32)
 
     def improved(self, sets: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
-        results = self.improve(sets, self.moves, self.deadline)
+        results = self.improve(sets, self.moves, self.until)
         for objective, nodes in results:
             self.offer(objective, nodes)
         return results
@@ -353,7 +349,7 @@ class Memetic:
         """Members built from ``fixed`` plus random nodes, completed greedily, then improved."""
         sets = []
         while len(self.members) + len(sets) < self.size and not self.out_of_time():
-            sets.append(self.filler.complete(self.random_partial(fixed), self.deadline))
+            sets.append(self.filler.complete(self.random_partial(fixed), self.until))
         for i in range(0, len(sets), self.batch):
             if self.out_of_time():
                 break
@@ -428,8 +424,10 @@ class Memetic:
         initial = self.starts() if self.starts is not None else []
         for nodes in initial:
             self.offer(self.filler.evaluate(nodes), nodes)
-        until = self.started + START_SHARE * (self.deadline - self.started)
-        initial.append(self.filler.complete(np.zeros(0, np.int32), until))
+        span = self.deadline - self.started
+        initial.append(self.filler.complete(np.zeros(0, np.int32),
+                                            self.started + START_SHARE * span))
+        self.until = self.started + POPULATION_SHARE * span  # then the generations
         for i in range(0, len(initial), self.batch):
             if self.out_of_time():
                 break
@@ -439,6 +437,9 @@ class Memetic:
             distinct.setdefault(np.sort(nodes).tobytes(), (objective, np.sort(nodes)))
         self.members = list(distinct.values())[:self.size]
         self.seed_population(np.zeros(0, np.int32))
+        self.until = self.deadline
+        if len(self.members) < 2:
+            self.seed_population(np.zeros(0, np.int32))
         stall = 0
         while (not self.out_of_time() and self.best[0] > 0 and len(self.members) >= 2
                and (generations is None or self.out.generations < generations)):
@@ -472,13 +473,10 @@ def memetic(graph: Graph, k: int, seed: int, improve: Improver, batch: int, star
     Parameters
     ----------
     graph : Graph
-    k : int
-        Nodes to delete.
-    seed : int
-        Seed of every random choice (with the improver's own seed).
+    k, seed : int
+        Nodes to delete; seed of every random choice (with the improver's own seed).
     improve : Improver
-        ``improve(sets, moves, deadline)``: each set after ``moves`` swap moves, as
-        ``(objective, best set)``; it counts the moves it made in its ``moves`` attribute.
+        Each set after ``moves`` swap moves (it counts them in its ``moves`` attribute).
     batch : int
         Children bred per generation (the improver's natural batch: 1 on the CPU).
     started, deadline : float
@@ -488,7 +486,7 @@ def memetic(graph: Graph, k: int, seed: int, improve: Improver, batch: int, star
     generations : int or None
         Stop after this many generations (None: at the deadline).
     starts : Starts or None
-        More first members (the backend's CND* starts), after the greedy removal.
+        The backend's CND* starts (first members).
     exchange : Exchange or None
         The island's link to the other islands of a distributed run.
 
