@@ -64,7 +64,11 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu
-from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds, gpu_wave_seconds
+from graphgpu.kernels.algorithms.critical_nodes.cost import (
+    check_seconds,
+    cnd_seconds,
+    gpu_wave_seconds,
+)
 from graphgpu.kernels.algorithms.critical_nodes.cpu import critical_nodes_cpu
 from graphgpu.kernels.algorithms.critical_nodes.gpu import critical_nodes_gpu
 from graphgpu.kernels.algorithms.critical_nodes.params import (
@@ -75,7 +79,6 @@ from graphgpu.kernels.algorithms.critical_nodes.params import (
     seeds_for,
 )
 from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
-from graphgpu.kernels.algorithms.critical_nodes.tuning import START_SHARE
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import (
@@ -131,25 +134,20 @@ def merge_results(params: CndParams, shards: list[dict[str, Any] | None]
 def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     """Cost by :mod:`~graphgpu.kernels.algorithms.critical_nodes.cost`: a CND* start is
     near-linear on the CPU; a GPU wave rescans the grown component each step. ``memetic`` and
-    ``search`` take their time limit (their starts fit in it: a share, and at least one start,
-    the host's where a GPU wave would not fit)."""
+    ``search`` take their time limit (their starts fit in a share of it, or none runs)."""
     check_k(graph, params)
     result_bytes = graph.n + 8 * params.k
     if is_memetic(params):
         chains = cnd_gpu.memetic_chains(graph.n, params.k) if backend == "gpu" else 0
-        return Estimate(seconds=params.time_limit_s, result_bytes=result_bytes,
+        return Estimate(seconds=params.time_limit_s + check_seconds(graph),
+                        result_bytes=result_bytes,
                         device_bytes=chains * cnd_gpu.chain_bytes(graph.n, params.k)
                         + graph.nbytes(),
                         detail=f"memetic search for {params.time_limit_s:g} s")
     starts = len(seeds_for(params))
     device_bytes = cnd_gpu.device_bytes(graph, starts, params.k, params.method == "search")
-    if params.method == "search":
-        first = cnd_seconds(graph, params.k)
-        if backend == "gpu" and gpu_wave_seconds(graph, params.k) <= (
-                START_SHARE * params.time_limit_s):
-            first = gpu_wave_seconds(graph, params.k)
-        return Estimate(seconds=params.time_limit_s + max(0.0, first - START_SHARE
-                                                          * params.time_limit_s),
+    if params.method == "search":  # its starts fit in START_SHARE of the limit, or none runs
+        return Estimate(seconds=params.time_limit_s + check_seconds(graph),
                         result_bytes=result_bytes, device_bytes=device_bytes,
                         detail=f"swap search for {params.time_limit_s:g} s")
     if params.method == "distributed":
@@ -159,8 +157,8 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
         seconds = rounds * gpu_wave_seconds(graph, params.k)
     else:
         rounds, seconds = starts, starts * cnd_seconds(graph, params.k)
-    return Estimate(seconds=seconds, result_bytes=result_bytes, device_bytes=device_bytes,
-                    detail=f"{rounds} rounds of CND* starts")
+    return Estimate(seconds=seconds + check_seconds(graph), result_bytes=result_bytes,
+                    device_bytes=device_bytes, detail=f"{rounds} rounds of CND* starts")
 
 
 CRITICAL_NODES = register_algorithm(Algorithm(

@@ -13,6 +13,8 @@ from graphgpu.kernels.core.graph import Graph
 CND_NS_PER_ITEM = 1100.0
 #: CPU seconds per node or arc of one walk of the graph (labels, articulation cuts).
 WALK_NS_PER_ITEM = 6.0
+#: CPU seconds per node or arc of checking a result (SciPy's components, twice).
+CHECK_NS_PER_ITEM = 60.0
 #: GPU CND* (one block per start) rescans the grown component each step: about this many ns per
 #: node or arc scanned over V - k steps, and a wave of concurrent starts costs about 2.5 starts.
 GPU_NS_PER_SCAN = 0.6
@@ -39,3 +41,8 @@ def gpu_wave_seconds(graph: Graph, k: int) -> float:
 def walk_seconds(graph: Graph) -> float:
     """Estimated CPU seconds of one walk of the graph."""
     return (graph.n + 2 * graph.m) * WALK_NS_PER_ITEM * 1e-9
+
+
+def check_seconds(graph: Graph) -> float:
+    """Estimated CPU seconds of building and checking the result."""
+    return (graph.n + 2 * graph.m) * CHECK_NS_PER_ITEM * 1e-9

@@ -72,7 +72,7 @@ def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, patie
     objective = chain.best_objective
     timeline = [[round(time.perf_counter() - started, 6), float(objective)]]
     found = timeline[0][0]
-    batch = 16
+    batch = 1  # grows to ~20 ms: one move may take milliseconds on a large graph
     while time.perf_counter() < deadline and chain.best_objective > 0:
         tick = time.perf_counter()
         before = chain.best_objective
@@ -109,7 +109,7 @@ class CpuImprover:
         chain = self.chain
         for nodes in sets:
             chain.reset(nodes)
-            done, batch = 0, 16
+            done, batch = 0, 1
             while (done < moves and chain.best_objective > 0 and chain.stalled < self.patience
                    and time.perf_counter() < deadline):
                 self.tick()

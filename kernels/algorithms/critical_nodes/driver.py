@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds
 from graphgpu.kernels.algorithms.critical_nodes.memetic import memetic
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams, is_memetic, seeds_for
-from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result
+from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
 from graphgpu.kernels.algorithms.critical_nodes.tuning import START_SHARE, patience_for
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
@@ -51,7 +52,8 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
         The greedy starts (share: the part of the progress bar they fill). ``search`` gives
         them ``START_SHARE`` of its time limit.
     search : SearchFn
-        The swap search (method ``search`` only).
+        The swap search (method ``search`` only); its state is None where no greedy start fit
+        in ``START_SHARE`` of the time limit (it starts from the k highest-degree nodes).
     exchange : Exchange or None
         A memetic island's link to its sibling islands (memetic methods only).
 
@@ -78,7 +80,12 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
     seeds = seeds_for(params)
     search_on = params.method == "search"
     until = started + START_SHARE * params.time_limit_s if search_on else None
-    objective, start, removed, state, run = starts(seeds, 0.1 if search_on else 1.0, until)
+    if search_on and cnd_seconds(graph, params.k) > START_SHARE * params.time_limit_s:
+        # Not even one CND* start fits: the search starts from the k highest-degree nodes.
+        removed = np.argsort(-np.diff(graph.indptr), kind="stable")[:params.k]
+        objective, start, state, run = objective_of(graph, removed)[0], 0, None, 0
+    else:
+        objective, start, removed, state, run = starts(seeds, 0.1 if search_on else 1.0, until)
     fields: dict[str, Any] = {"best_seed": seeds[start], "best_start": start,
                               "starts_run": run,
                               "time_to_best_s": time.perf_counter() - started}

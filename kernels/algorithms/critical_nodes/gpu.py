@@ -170,10 +170,11 @@ def _best_offset(n: int, k: int) -> int:
     return 8 * 8 + 16 * n + 4 * (n + (n + 1) + (n + 1) + (k + 1) + n + n)
 
 
-def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, started: float,
-           deadline: float, progress: ProgressFn
+def search(graph: Graph, k: int, starts: Starts | None, removed: np.ndarray, objective: int,
+           seed: int, patience: int, started: float, deadline: float, progress: ProgressFn
            ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
-    """Swap-search chains, one warp each, from the blocks' best sets until ``deadline``.
+    """Swap-search chains, one warp each, from the blocks' best sets (None: from ``removed``, of
+    ``objective``) until ``deadline``.
 
     Returns
     -------
@@ -183,6 +184,11 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     kernels = cuda.kernels(SEARCH_SOURCE, SEARCH_KERNELS)
     dg = on_device(graph)
     n = graph.n
+    if starts is None:  # no greedy start fitted: the driver's set (the highest degrees)
+        flags = np.zeros(n, np.uint8)
+        flags[removed] = 1
+        starts = Starts(objective, 0, flags.astype(bool), cp.asarray(flags), 1,
+                        np.array([objective], np.int64), 0)
     stride = chain_bytes(n, k)
     chains = max(1, min(CHAINS_PER_SM * cuda.sm_count(), POOL_BYTES // stride))
     pool = cp.empty(chains * stride, dtype=cp.uint8)
@@ -345,5 +351,5 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
                                                          params.time_limit_s, batch - 1),
                  starts=starts,
                  search=lambda state, removed, objective, started, deadline, patience: search(
-                     graph, params.k, state, params.seed, patience, started, deadline,
-                     progress))
+                     graph, params.k, state, removed, objective, params.seed, patience, started,
+                     deadline, progress))

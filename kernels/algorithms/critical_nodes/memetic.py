@@ -424,9 +424,9 @@ class Memetic:
         initial = self.starts() if self.starts is not None else []
         for nodes in initial:
             self.offer(self.filler.evaluate(nodes), nodes)
-        span = self.deadline - self.started
-        initial.append(self.filler.complete(np.zeros(0, np.int32),
-                                            self.started + START_SHARE * span))
+        span, none = self.deadline - self.started, np.zeros(0, np.int32)
+        initial.append(self.filler.complete(none, self.started + START_SHARE * span))
+        initial.sort(key=self.filler.evaluate)  # the best improved first
         self.until = self.started + POPULATION_SHARE * span  # then the generations
         for i in range(0, len(initial), self.batch):
             if self.out_of_time():
@@ -438,8 +438,10 @@ class Memetic:
         self.members = list(distinct.values())[:self.size]
         self.seed_population(np.zeros(0, np.int32))
         self.until = self.deadline
-        if len(self.members) < 2:
-            self.seed_population(np.zeros(0, np.int32))
+        # No full population in its time (large n * k): improve the best again and again.
+        while generations is None and len(self.members) < self.size and not self.out_of_time():
+            self.improved([self.best[1]])
+            self.migrate()
         stall = 0
         while (not self.out_of_time() and self.best[0] > 0 and len(self.members) >= 2
                and (generations is None or self.out.generations < generations)):
