@@ -200,7 +200,7 @@ def search(graph: Graph, k: int, starts: Starts | None, removed: np.ndarray, obj
     ctl = pool.view(cp.int64).reshape(chains, stride // 8)
     best = int(ctl[:, CTL_BEST].min().get())
     timeline = [[round(time.perf_counter() - started, 6), float(best)]]
-    found, batch = timeline[0][0], 4
+    found, batch = timeline[0][0], 1  # one move may take long on a large graph
     while time.perf_counter() < deadline and best > 0:
         tick = time.perf_counter()
         kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
@@ -271,7 +271,7 @@ class GpuImprover:
         # A fixed number of moves per chain (restarts from its best after ``patience`` idle
         # moves), so that a batch's outcome depends on the seed only.
         moves = min(moves, 3 * self.patience)
-        done, batch = 0, 4
+        done, batch = 0, 1  # grows to ~20 ms launches
         while done < moves and time.perf_counter() < deadline:
             self.tick()
             tick = time.perf_counter()

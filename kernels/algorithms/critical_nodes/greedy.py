@@ -179,10 +179,12 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
             hnode = np.concatenate((hnode[:count], np.empty(cap - count, np.int64)))
             hver = np.concatenate((hver[:count], np.empty(cap - count, np.int64)))
         if exact != score:  # its cost grew since the key was pushed
-            ver[x] += 1
-            _heap_push(hscore, hnode, hver, count, exact, x, ver[x])
-            count += 1
-            continue
+            if count > 0 and not _before(exact, x, hscore[0], hnode[0]):
+                ver[x] += 1
+                _heap_push(hscore, hnode, hver, count, exact, x, ver[x])
+                count += 1
+                continue
+            score = exact  # still ahead of every other key: no round trip through the heap
         # Restore x: its neighbour components (marked by the stamp above) and x become one.
         npieces, largest, grown = 0, 0, np.int64(1)
         stamp += 1
