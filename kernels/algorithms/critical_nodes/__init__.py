@@ -146,7 +146,7 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
                         detail=f"memetic search for {params.time_limit_s:g} s")
     starts = len(seeds_for(params))
     device_bytes = cnd_gpu.device_bytes(graph, starts, params.k, params.method == "search")
-    if params.method == "search":  # its starts fit in START_SHARE of the limit, or none runs
+    if params.method == "search":  # its starts fit in a share of the limit, or none runs
         return Estimate(seconds=params.time_limit_s + check_seconds(graph),
                         result_bytes=result_bytes, device_bytes=device_bytes,
                         detail=f"swap search for {params.time_limit_s:g} s")

@@ -21,6 +21,7 @@ from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    FIRST_START_SHARE,
     MAX_LISTED,
     START_SHARE,
     patience_for,
@@ -131,9 +132,11 @@ class CpuImprover:
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray]:
     """CND* sets from seeds ``seed, seed + 1, ...`` for a memetic population: as many as the
     population takes, fewer where their estimated cost passes ``START_SHARE`` of the time
-    ``limit`` (by the estimate, not the clock, so the count depends on the parameters only)."""
+    ``limit`` (the first: ``FIRST_START_SHARE``; by the estimate, not the clock, so the count
+    depends on the parameters only)."""
+    cost = max(cnd_seconds(graph, k), 1e-9)
     count = min(sizes_for(graph.n, k)[0] - 1,
-                int(START_SHARE * limit / max(cnd_seconds(graph, k), 1e-9)))
+                max(int(START_SHARE * limit / cost), int(cost <= FIRST_START_SHARE * limit)))
     comp = np.zeros(graph.n, np.int64)
     sizes = np.zeros(graph.n + 1, np.int64)
     sets = []

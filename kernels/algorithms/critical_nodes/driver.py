@@ -16,7 +16,11 @@ from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds
 from graphgpu.kernels.algorithms.critical_nodes.memetic import memetic
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams, is_memetic, seeds_for
 from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
-from graphgpu.kernels.algorithms.critical_nodes.tuning import START_SHARE, patience_for
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    FIRST_START_SHARE,
+    START_SHARE,
+    patience_for,
+)
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
 
@@ -53,7 +57,7 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
         them ``START_SHARE`` of its time limit.
     search : SearchFn
         The swap search (method ``search`` only); its state is None where no greedy start fit
-        in ``START_SHARE`` of the time limit (it starts from the k highest-degree nodes).
+        in ``FIRST_START_SHARE`` of the time limit (it starts from the k highest-degree nodes).
     exchange : Exchange or None
         A memetic island's link to its sibling islands (memetic methods only).
 
@@ -80,7 +84,7 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
     seeds = seeds_for(params)
     search_on = params.method == "search"
     until = started + START_SHARE * params.time_limit_s if search_on else None
-    if search_on and cnd_seconds(graph, params.k) > START_SHARE * params.time_limit_s:
+    if search_on and cnd_seconds(graph, params.k) > FIRST_START_SHARE * params.time_limit_s:
         # Not even one CND* start fits: the search starts from the k highest-degree nodes.
         removed = np.argsort(-np.diff(graph.indptr), kind="stable")[:params.k]
         objective, start, state, run = objective_of(graph, removed)[0], 0, None, 0

@@ -23,6 +23,7 @@ from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    FIRST_START_SHARE,
     MAX_LISTED,
     RANDOM_MOVE,
     START_SHARE,
@@ -298,9 +299,10 @@ def cnd_starts(graph: Graph, k: int, seed: int, limit: float, count: int) -> lis
     """The block-best CND* sets of one GPU wave of up to ``count`` starts (seeds ``seed, ...``),
     best first, for a memetic population. Where the wave's estimated cost passes
     ``START_SHARE`` of the time ``limit``, the host's CND* of ``seed`` (:func:`host_start`), and
-    none where that too passes it (estimates, so the choice depends on the parameters only)."""
+    none where that passes ``FIRST_START_SHARE`` (estimates, so the choice depends on the
+    parameters only)."""
     if gpu_wave_seconds(graph, k) > START_SHARE * limit:
-        if cnd_seconds(graph, k) > START_SHARE * limit:
+        if cnd_seconds(graph, k) > FIRST_START_SHARE * limit:
             return []
         return [np.flatnonzero(host_start(graph, k, seed).removed).astype(np.int32)]
     starts = multistart(graph, k, range(seed, seed + min(count, concurrent_starts())),

@@ -6,6 +6,9 @@ from __future__ import annotations
 MAX_LISTED = 1000
 #: Share of a ``search`` or memetic run's time limit its greedy (CND*) starts may take.
 START_SHARE = 0.2
+#: ... and the share its first CND* start may take (its set keeps the answer no worse than
+#: greedy); where even that does not fit, the run starts without one.
+FIRST_START_SHARE = 0.5
 #: Share of a memetic run's time limit that building (and improving) its first population may
 #: take; the generations have the rest.
 POPULATION_SHARE = 0.3
