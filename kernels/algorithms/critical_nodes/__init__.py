@@ -26,9 +26,11 @@ project's seeds):
   whole time limit) and the best island wins; the islands trade their bests through Redis
   while they run (every ``MIGRATION_SHARE`` of the time limit, see ``memetic.py``), so a
   better set found on one worker joins every other island's population.
-* ``search`` (past the paper): from the best of ``starts`` greedy runs (on the CPU, or a
-  greedy removal by exact articulation gains when that is better), swap moves under
-  ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
+* ``search`` (past the paper): from the best of the ``starts`` greedy runs that fit in
+  ``START_SHARE`` of ``time_limit_s`` (the first may take ``FIRST_START_SHARE``; where it would
+  not fit, the k highest-degree nodes; on the CPU a greedy removal by exact articulation gains
+  when that is better; on the GPU the host's start where a GPU wave would not fit), swap moves
+  until ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
   (exact, from the articulation points of that component), put back the deleted node whose
   return joins the fewest, with tabu tenures and restarts from the best set (see
   :func:`graphgpu.kernels.algorithms.critical_nodes.search.swap_search`). On the GPU
@@ -41,8 +43,10 @@ project's seeds):
   as the improvement, and reduce-solve-combine restarts (see
   :mod:`graphgpu.kernels.algorithms.critical_nodes.memetic`). Anytime: the k highest-degree
   nodes answer within milliseconds, every new best is a progress message and a ``timeline``
-  entry, and the run ends at ``time_limit_s`` (or after ``generations``). Population and moves
-  shrink as n * k grows. On the GPU each generation's children are improved at once, one warp
+  entry, and the run ends at ``time_limit_s`` (or after ``generations``); the CND* starts are
+  offered as they are first (never worse than greedy where one fits), and building the
+  population takes at most ``POPULATION_SHARE`` of the limit (where it cannot, the rest of the
+  time improves the best set again and again). Population and moves shrink as n * k grows. On the GPU each generation's children are improved at once, one warp
   each; the answer is deterministic per seed and backend when ``generations`` ends the run
   (the backends need not agree).
 * Run in-process (no queue, e.g. a direct library call), ``distributed`` is the multistart of
