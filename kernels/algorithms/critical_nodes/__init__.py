@@ -46,9 +46,10 @@ project's seeds):
   entry, and the run ends at ``time_limit_s`` (or after ``generations``); the CND* starts are
   offered as they are first (never worse than greedy where one fits), and building the
   population takes at most ``POPULATION_SHARE`` of the limit (where it cannot, the rest of the
-  time improves the best set again and again). Population and moves shrink as n * k grows. On the GPU each generation's children are improved at once, one warp
-  each; the answer is deterministic per seed and backend when ``generations`` ends the run
-  (the backends need not agree).
+  time improves the best set again and again). Population and moves shrink as n * k grows.
+  On the GPU each generation's children are improved at once, one warp each; the answer is
+  deterministic per seed and backend when ``generations`` ends the run (the backends need not
+  agree).
 * Run in-process (no queue, e.g. a direct library call), ``distributed`` is the multistart of
   all its seeds, which is what the shards compute together.
 
