@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from graphgpu.kernels.core.graph import Graph
 
-#: CPU seconds per node or arc of one CND* start (near-linear heap greedy; dblp-2010, k = 10:
-#: 1.9M nodes + arcs in about 2 s).
-CND_NS_PER_ITEM = 1100.0
-#: CPU seconds per node or arc of one walk of the graph (labels, articulation cuts).
+#: CPU nanoseconds per node or arc of one CND* start (near-linear heap greedy; dblp-2010, k = 10:
+#: 1.9M nodes + arcs in 2.4 s on the H100 host before the second heap, about 2x less after it,
+#: measured on the development machine).
+CND_NS_PER_ITEM = 700.0
+#: CPU nanoseconds per node or arc of one walk of the graph (labels, articulation cuts).
 WALK_NS_PER_ITEM = 6.0
-#: CPU seconds per node or arc of checking a result (SciPy's components, twice).
+#: CPU nanoseconds per node or arc of checking a result (SciPy's components, twice).
 CHECK_NS_PER_ITEM = 60.0
 #: GPU CND* (one block per start) rescans the grown component each step: about this many ns per
 #: node or arc scanned over V - k steps, and a wave of concurrent starts costs about 2.5 starts.

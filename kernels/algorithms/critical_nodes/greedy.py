@@ -91,6 +91,20 @@ def _heap_pop(hscore, hnode, hver, count) -> None:
 
 
 @numba.njit(cache=True)
+def _heap_arrays(cap: int) -> tuple:
+    """Key, node and version arrays of a heap of ``cap`` entries."""
+    return np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
+
+
+@numba.njit(cache=True)
+def _grown(score, node, ver, count, cap) -> tuple:
+    """The heap's first ``count`` entries in arrays of ``cap``."""
+    out = _heap_arrays(cap)
+    out[0][:count], out[1][:count], out[2][:count] = score[:count], node[:count], ver[:count]
+    return out
+
+
+@numba.njit(cache=True)
 def _join_cost(indptr, indices, comp, sizes, mark, stamp, x) -> np.int64:
     """Pairs that restoring the forbidden node ``x`` adds (its neighbour components joined)."""
     joined, lost = np.int64(0), np.int64(0)
@@ -121,6 +135,9 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
       the others (small to large: O(V log V) relabels, O(E log V) neighbour scans in all), and
       every forbidden neighbour of a relabelled node gets its exact cost pushed again (older
       entries are voided by a version count).
+    * Candidates next to one large component sit in a second heap, keyed by cost minus that
+      component's size, which its growth does not lower: otherwise every candidate that joins
+      the giant alone would go stale at each step (2-2.5x faster on ca-CondMat and dblp-2010).
     """
     n = indptr.shape[0] - 1
     in_mis = greedy_mis(indptr, indices, seed)
@@ -152,11 +169,14 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
     mark = np.zeros(n + 1, np.int64)
     dirty = np.zeros(n, np.int64)
     ver = np.zeros(n, np.int64)
-    cap = 2 * forbidden + 16
-    hscore = np.empty(cap, np.int64)
-    hnode = np.empty(cap, np.int64)
-    hver = np.empty(cap, np.int64)
-    count, stamp = 0, 0
+    # Two heaps: ``h*`` keyed by a lower bound of the cost, ``g*`` (candidates next to the
+    # component ``big``) by a lower bound of the cost minus the size of ``big``: that difference
+    # does not fall as ``big`` grows, so the many candidates that join ``big`` alone (cost: its
+    # size) keep exact keys while it grows instead of going stale every step.
+    cap = 2 * forbidden + n + 16
+    hscore, hnode, hver = _heap_arrays(cap)
+    gscore, gnode, gver = _heap_arrays(cap)
+    count, gcount, stamp, big = 0, 0, 0, 0
     for x in range(n):
         if comp[x] == 0:
             stamp += 1
@@ -166,25 +186,41 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
     total = np.int64(0)
     pieces = np.empty(n, np.int64)
     while forbidden > k:
-        score, x, version = hscore[0], hnode[0], hver[0]
-        _heap_pop(hscore, hnode, hver, count)
-        count -= 1
-        if version != ver[x] or comp[x] != 0:
-            continue  # voided by a newer entry
+        while count > 0 and (hver[0] != ver[hnode[0]] or comp[hnode[0]] != 0):
+            _heap_pop(hscore, hnode, hver, count)  # voided by a newer entry
+            count -= 1
+        while gcount > 0 and (gver[0] != ver[gnode[0]] or comp[gnode[0]] != 0):
+            _heap_pop(gscore, gnode, gver, gcount)
+            gcount -= 1
+        if gcount > 0 and (count == 0 or _before(gscore[0] + sizes[big], gnode[0], hscore[0],
+                                                   hnode[0])):
+            score, x = gscore[0] + sizes[big], gnode[0]
+            _heap_pop(gscore, gnode, gver, gcount)
+            gcount -= 1
+        else:
+            score, x = hscore[0], hnode[0]
+            _heap_pop(hscore, hnode, hver, count)
+            count -= 1
+        if count + gcount + n + 1 > cap:  # room for this step's pushes and a move of g to h
+            cap = 2 * cap + n + 1
+            hscore, hnode, hver = _grown(hscore, hnode, hver, count, cap)
+            gscore, gnode, gver = _grown(gscore, gnode, gver, gcount, cap)
         stamp += 1
         exact = _join_cost(indptr, indices, comp, sizes, mark, stamp, x)
-        if count + n + 1 > cap:  # room for this step's pushes (at most one per node)
-            cap = 2 * cap + n + 1
-            hscore = np.concatenate((hscore[:count], np.empty(cap - count, np.int64)))
-            hnode = np.concatenate((hnode[:count], np.empty(cap - count, np.int64)))
-            hver = np.concatenate((hver[:count], np.empty(cap - count, np.int64)))
         if exact != score:  # its cost grew since the key was pushed
-            if count > 0 and not _before(exact, x, hscore[0], hnode[0]):
+            ahead = count == 0 or _before(exact, x, hscore[0], hnode[0])
+            if gcount > 0:
+                ahead = ahead and _before(exact, x, gscore[0] + sizes[big], gnode[0])
+            if not ahead:
                 ver[x] += 1
-                _heap_push(hscore, hnode, hver, count, exact, x, ver[x])
-                count += 1
+                if big != 0 and mark[big] == stamp:
+                    _heap_push(gscore, gnode, gver, gcount, exact - sizes[big], x, ver[x])
+                    gcount += 1
+                else:
+                    _heap_push(hscore, hnode, hver, count, exact, x, ver[x])
+                    count += 1
                 continue
-            score = exact  # still ahead of every other key: no round trip through the heap
+            score = exact  # still ahead of every other key: no round trip through a heap
         # Restore x: its neighbour components (marked by the stamp above) and x become one.
         npieces, largest, grown = 0, 0, np.int64(1)
         stamp += 1
@@ -221,7 +257,14 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
             nxt[last] = head[keep]
             head[keep] = head[c]
             head[c] = -1
+            if c == big:  # every neighbour of big was next to a relabelled node: all pushed
+                big = keep  # again below, so g's keys are voided
             sizes[c] = 0
+        if keep != big and grown > 2 * sizes[big]:  # a new big one: g's keys back to h
+            for i in range(gcount):
+                _heap_push(hscore, hnode, hver, count, gscore[i] + sizes[big], gnode[i], gver[i])
+                count += 1
+            gcount, big = 0, keep
         sizes[keep] = grown
         total += score
         forbidden -= 1
@@ -231,7 +274,11 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
             w = -pieces[i] - 1
             stamp += 1
             ver[w] += 1
-            _heap_push(hscore, hnode, hver, count,
-                       _join_cost(indptr, indices, comp, sizes, mark, stamp, w), w, ver[w])
-            count += 1
+            cost = _join_cost(indptr, indices, comp, sizes, mark, stamp, w)
+            if mark[big] == stamp:
+                _heap_push(gscore, gnode, gver, gcount, cost - sizes[big], w, ver[w])
+                gcount += 1
+            else:
+                _heap_push(hscore, hnode, hver, count, cost, w, ver[w])
+                count += 1
     return total
