@@ -25,7 +25,7 @@ GPU_WAVE_FACTOR = 2.5
 def cnd_share(n: int, k: int) -> float:
     """Share of a full CND* start's cost that a run to k nodes takes: the late steps (when a
     giant component has formed) cost the most, and a large k stops before them."""
-    return min(1.0, max(0.1, 1.0 - k / (0.12 * max(n, 1))))
+    return min(1.0, max(0.25, 1.0 - k / (0.12 * max(n, 1))))
 
 
 def cnd_seconds(graph: Graph, k: int) -> float:
