@@ -19,6 +19,12 @@ wave), and ``search`` on CPU and GPU with each time limit, next to PyCNP's memet
 same limits. CPU searches and PyCNP run in parallel processes (one core each) while the GPU
 searches run one after another in the main process.
 
+Scale (``--parts scale``, issue 25): on the real networks of ``--data-dir`` (``--graphs``),
+CND* on one CPU core (wall time, after a warm-up) for k = 10 and k = n / 100, and one GPU start
+where its estimate is under 5 s; then every method with ``time_limit_s = --limit`` on each
+backend: wall time against the budget (``time_limit_s x 1.1 + 1``), the estimate, and the
+objective against the greedy's.
+
 The memetic search against PyCNP at equal time is ``bench/bench_cnd_memetic.py``.
 """
 
@@ -40,14 +46,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.common import add_data_args, pycnp_solve, use_gpu, write_out  # noqa: E402
-from bench.table import event_ms, print_table, wall_ms  # noqa: E402
+from bench.table import event_ms, markdown_table, print_table, wall_ms  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import (  # noqa: E402
     CndParams,
     critical_nodes_cpu,
     critical_nodes_gpu,
+    estimate,
 )
 from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu  # noqa: E402
 from graphgpu.kernels.algorithms.critical_nodes import greedy as cnd_greedy  # noqa: E402
+from graphgpu.kernels.algorithms.critical_nodes.cost import gpu_wave_seconds  # noqa: E402
 from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
 from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
@@ -279,6 +287,59 @@ def distributed(sizes: tuple[int, ...], workers: int, starts: int) -> list[dict]
     return rows
 
 
+def load_real(data_dir: Path, name: str) -> Graph:
+    parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
+    return build_graph(parsed.src, parsed.dst, extra_nodes=parsed.extra_nodes)[0]
+
+
+def scale(data_dir: Path, names: list[str], limit: float, gpu: bool) -> str:
+    """CND* time on large graphs, and every method on time (see the module docstring)."""
+    _warm()
+    greedy_rows, time_rows = [], []
+    for name in names:
+        graph = load_real(data_dir, name)
+        comp, sizes = np.zeros(graph.n, np.int64), np.zeros(graph.n + 1, np.int64)
+        for k in (10, graph.n // 100):
+            base = {"graph": f"{name} k={k}", "n": graph.n, "m": graph.m}
+            cpu_ms = wall_ms(lambda g=graph, k=k, c=comp, s=sizes: cnd_greedy.cnd_star(
+                g.indptr, g.indices, k, np.uint64(0), c, s), 1, warm=False)
+            greedy_rows.append({**base, "backend": "cpu greedy (1 core)", "time_ms": cpu_ms,
+                                "estimate_ms": 1e3 * estimate(graph, CndParams(k=k), "cpu")
+                                .seconds})
+            print(greedy_rows[-1], flush=True)
+            wave = gpu_wave_seconds(graph, k)
+            if gpu and wave < 5:
+                ms = wall_ms(lambda g=graph, k=k: cnd_gpu.multistart(g, k, range(1), no_progress),
+                             1)
+                greedy_rows.append({**base, "backend": "gpu greedy", "time_ms": ms,
+                                    "estimate_ms": 1e3 * wave})
+            elif gpu:
+                greedy_rows.append({**base, "backend": "gpu greedy", "time_ms": "not run",
+                                    "estimate_ms": 1e3 * wave})
+        k = graph.n // 10 if name != "dblp-2010" else graph.n // 100
+        greedy = critical_nodes_cpu(graph, CndParams(k=k), no_progress).summary["objective"]
+        for backend in ("cpu", "gpu") if gpu else ("cpu",):
+            run = critical_nodes_gpu if backend == "gpu" else critical_nodes_cpu
+            for method in ("search", "memetic"):
+                params = CndParams(k=k, method=method, time_limit_s=limit)
+                start = time.perf_counter()
+                summary = run(graph, params, no_progress).summary
+                wall = time.perf_counter() - start
+                time_rows.append({
+                    "graph": f"{name} k={k}", "backend": backend, "method": method,
+                    "wall_s": wall, "budget_s": limit * 1.1 + 1,
+                    "estimate_s": estimate(graph, params, backend).seconds,
+                    "objective": summary["objective"], "greedy": greedy,
+                    "vs_greedy": f"{100.0 * (summary['objective'] - greedy) / greedy:+.1f}%"})
+                print(time_rows[-1], flush=True)
+    return "\n\n".join([
+        markdown_table(greedy_rows, ["graph", "n", "m", "backend", "time_ms", "estimate_ms"],
+                       "CND* greedy on large graphs (one start)"),
+        markdown_table(time_rows, ["graph", "backend", "method", "wall_s", "budget_s",
+                                   "estimate_s", "objective", "greedy", "vs_greedy"],
+                       f"On time: search and memetic with time_limit_s = {limit:g}")])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="speed,quality")
@@ -288,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=12, help="CPU quality runs at once")
     parser.add_argument("--workers", type=int, default=2, help="distributed: CPU workers")
     parser.add_argument("--starts", type=int, default=8, help="distributed: greedy starts")
+    parser.add_argument("--graphs", default="ca-GrQc,ca-CondMat,dblp-2010", help="scale: graphs")
+    parser.add_argument("--limit", type=float, default=5.0, help="scale: time limit, seconds")
     add_data_args(parser)
     args = parser.parse_args(argv)
 
@@ -304,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         texts.append(print_table(distributed(sizes, args.workers, args.starts),
                                  f"CND* distributed over the queue, {args.workers} CPU workers on "
                                  f"{device_name('cpu')} (submit to finish)"))
+    if "scale" in parts:
+        texts.append(scale(args.data_dir, args.graphs.split(","), args.limit, gpu))
     if "quality" in parts:
         data_dir = args.data_dir
         if not (data_dir / "cnp").is_dir():

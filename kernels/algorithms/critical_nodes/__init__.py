@@ -8,7 +8,9 @@ project's seeds):
 * ``greedy`` (CND*): a maximal independent set, randomised by ``seed``, is the starting set of
   kept ("selected") nodes; while more than k nodes are forbidden, the forbidden node whose
   return joins the fewest pairs goes back (smallest id on ties). Components are kept as
-  ``component[]``/``sizes[]`` arrays (the paper's union-find: O(1) find, O(V) union). When the
+  ``component[]``/``sizes[]`` arrays (the paper's union-find: O(1) find); on the CPU a merge
+  relabels the smaller pieces only and the candidates sit in a heap of lower-bounded costs, so
+  a start is near-linear (the same sets as the paper's rescan of every candidate). When the
   MIS leaves fewer than k nodes out, the highest-id MIS nodes go too (the paper's trivial case:
   any choice keeps the objective at 0).
 * ``multistart`` (pCND*): ``starts`` greedy runs with seeds ``seed, seed + 1, ...``; the best
@@ -24,9 +26,11 @@ project's seeds):
   whole time limit) and the best island wins; the islands trade their bests through Redis
   while they run (every ``MIGRATION_SHARE`` of the time limit, see ``memetic.py``), so a
   better set found on one worker joins every other island's population.
-* ``search`` (past the paper): from the best of ``starts`` greedy runs (on the CPU, or a
-  greedy removal by exact articulation gains when that is better), swap moves under
-  ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
+* ``search`` (past the paper): from the best of the ``starts`` greedy runs that fit in
+  ``START_SHARE`` of ``time_limit_s`` (the first may take ``FIRST_START_SHARE``; where it would
+  not fit, the k highest-degree nodes; on the CPU a greedy removal by exact articulation gains
+  when that is better; on the GPU the host's start where a GPU wave would not fit), swap moves
+  until ``time_limit_s``: remove the node of a large component whose removal leaves the fewest pairs
   (exact, from the articulation points of that component), put back the deleted node whose
   return joins the fewest, with tabu tenures and restarts from the best set (see
   :func:`graphgpu.kernels.algorithms.critical_nodes.search.swap_search`). On the GPU
@@ -39,16 +43,21 @@ project's seeds):
   as the improvement, and reduce-solve-combine restarts (see
   :mod:`graphgpu.kernels.algorithms.critical_nodes.memetic`). Anytime: the k highest-degree
   nodes answer within milliseconds, every new best is a progress message and a ``timeline``
-  entry, and the run ends at ``time_limit_s`` (or after ``generations``). Population and moves
-  shrink as n * k grows. On the GPU each generation's children are improved at once, one warp
-  each; the answer is deterministic per seed and backend when ``generations`` ends the run
-  (the backends need not agree).
+  entry, and the run ends at ``time_limit_s`` (or after ``generations``); the CND* starts are
+  offered as they are first (never worse than greedy where one fits), and building the
+  population takes at most ``POPULATION_SHARE`` of the limit (where it cannot, the rest of the
+  time improves the best set again and again). Population and moves shrink as n * k grows.
+  On the GPU each generation's children are improved at once, one warp each; the answer is
+  deterministic per seed and backend when ``generations`` ends the run (the backends need not
+  agree).
 * Run in-process (no queue, e.g. a direct library call), ``distributed`` is the multistart of
   all its seeds, which is what the shards compute together.
 
-Modules: ``cpu.py`` and ``gpu.py`` hold the two entry points (one signature); ``greedy.py``
-(CND*), ``moves.py`` (components under node moves), ``search.py`` (swap search) and
-``memetic.py`` the Numba engines; ``result.py`` the shared result checks.
+Modules: ``cpu.py`` and ``gpu.py`` hold the two entry points (one signature), ``driver.py`` the
+run both share; ``greedy.py`` (CND*), ``moves.py`` (components under node moves), ``search.py``
+(swap search) and ``memetic.py`` the Numba engines; ``multistart.cu`` and ``search.cu`` the CUDA
+kernels (fetched through ``cuda.kernels``); ``params.py`` the models and seeds, ``result.py`` the
+result and its checks, ``tuning.py`` the search constants, ``cost.py`` the cost model.
 Every result's objective is recomputed independently (SciPy's connected components of the
 residual graph) before it is returned.
 """
@@ -60,18 +69,21 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu
+from graphgpu.kernels.algorithms.critical_nodes.cost import (
+    check_seconds,
+    cnd_seconds,
+    gpu_wave_seconds,
+)
 from graphgpu.kernels.algorithms.critical_nodes.cpu import critical_nodes_cpu
 from graphgpu.kernels.algorithms.critical_nodes.gpu import critical_nodes_gpu
-from graphgpu.kernels.algorithms.critical_nodes.params import CndParams, CndSummary
-from graphgpu.kernels.algorithms.critical_nodes.result import (
-    GPU_SPEEDUP,
-    check_k,
-    cnd_seconds,
+from graphgpu.kernels.algorithms.critical_nodes.params import (
+    CndParams,
+    CndSummary,
     is_memetic,
-    make_result,
-    objective_of,
+    island_seed,
     seeds_for,
 )
+from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import (
@@ -104,15 +116,6 @@ def shard_params(params: CndParams) -> list[dict[str, Any]] | None:
              "starts": int(hi - lo)} for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-#: Seeds of neighbouring memetic islands lie this far apart.
-ISLAND_SEEDS = 1 << 20
-
-
-def island_seed(params: CndParams, island: int) -> int:
-    """Seed of memetic island ``island`` of a ``distributed`` run."""
-    return params.seed + island * ISLAND_SEEDS
-
-
 def merge_results(params: CndParams, shards: list[dict[str, Any] | None]
                   ) -> tuple[int, dict[str, Any]]:
     """``distributed``: the winning shard and the whole run's summary fields.
@@ -134,29 +137,33 @@ def merge_results(params: CndParams, shards: list[dict[str, Any] | None]
 
 
 def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
-    """Closed-form cost: a CND* start scans V + E per step for at most V - k steps; ``memetic``
-    takes its time limit (it starts from no CND* run)."""
+    """Cost by :mod:`~graphgpu.kernels.algorithms.critical_nodes.cost`: a CND* start is
+    near-linear on the CPU; a GPU wave rescans the grown component each step. ``memetic`` and
+    ``search`` take their time limit (their starts fit in a share of it, or none runs)."""
     check_k(graph, params)
+    result_bytes = graph.n + 8 * params.k
     if is_memetic(params):
         chains = cnd_gpu.memetic_chains(graph.n, params.k) if backend == "gpu" else 0
-        return Estimate(seconds=params.time_limit_s, result_bytes=graph.n + 8 * params.k,
+        return Estimate(seconds=params.time_limit_s + check_seconds(graph),
+                        result_bytes=result_bytes,
                         device_bytes=chains * cnd_gpu.chain_bytes(graph.n, params.k)
                         + graph.nbytes(),
                         detail=f"memetic search for {params.time_limit_s:g} s")
-    steps = max(graph.n - params.k, 0)
-    per_start = cnd_seconds(graph, params.k)
     starts = len(seeds_for(params))
+    device_bytes = cnd_gpu.device_bytes(graph, starts, params.k, params.method == "search")
+    if params.method == "search":  # its starts fit in a share of the limit, or none runs
+        return Estimate(seconds=params.time_limit_s + check_seconds(graph),
+                        result_bytes=result_bytes, device_bytes=device_bytes,
+                        detail=f"swap search for {params.time_limit_s:g} s")
     if params.method == "distributed":
         starts = -(-starts // min(params.shards, starts))  # shards run side by side
-    search = params.method == "search"
     if backend == "gpu":
-        starts = -(-starts // cnd_gpu.concurrent_starts(on_gpu=False))
-        per_start *= 2.5 / GPU_SPEEDUP
-    seconds = per_start * starts + (params.time_limit_s if search else 0.0)
-    return Estimate(seconds=seconds, result_bytes=graph.n + 8 * params.k,
-                    device_bytes=cnd_gpu.device_bytes(graph, len(seeds_for(params)), params.k,
-                                                      search),
-                    detail=f"{starts} rounds of starts, at most {steps} greedy steps each")
+        rounds = -(-starts // cnd_gpu.concurrent_starts(on_gpu=False))
+        seconds = rounds * gpu_wave_seconds(graph, params.k)
+    else:
+        rounds, seconds = starts, starts * cnd_seconds(graph, params.k)
+    return Estimate(seconds=seconds + check_seconds(graph), result_bytes=result_bytes,
+                    device_bytes=device_bytes, detail=f"{rounds} rounds of CND* starts")
 
 
 CRITICAL_NODES = register_algorithm(Algorithm(

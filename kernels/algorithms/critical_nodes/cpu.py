@@ -14,17 +14,18 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds
 from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, greedy_mis
-from graphgpu.kernels.algorithms.critical_nodes.memetic import sizes_for
+from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.result import (
+from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    FIRST_START_SHARE,
     MAX_LISTED,
-    MEMETIC_START_SHARE,
-    cnd_seconds,
+    START_SHARE,
     patience_for,
 )
-from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Exchange, ProgressFn
 
@@ -33,37 +34,46 @@ __all__ = ["cnd_star", "critical_nodes_cpu", "greedy_cpu", "greedy_mis", "search
 
 
 def greedy_cpu(graph: Graph, k: int, seeds: range, progress: ProgressFn,
-               share: float = 1.0) -> tuple[int, int, np.ndarray]:
-    """CND* from each seed; returns (objective, index of the best start, removed mask)."""
+               share: float = 1.0, until: float | None = None) -> tuple[int, int, np.ndarray, int]:
+    """CND* from each seed (none begins after ``until``, but the first); returns (objective,
+    index of the best start, removed mask, starts run)."""
     comp = np.zeros(graph.n, np.int64)
     sizes = np.zeros(graph.n + 1, np.int64)
     best = (-1, -1, np.zeros(0, bool))
+    run = 0
     for i, seed in enumerate(seeds):
+        if i > 0 and until is not None and time.perf_counter() >= until:
+            break
         progress(share * i / len(seeds), f"critical_nodes: greedy start {i + 1}/{len(seeds)}")
         objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(seed), comp, sizes))
+        run += 1
         if best[0] < 0 or objective < best[0]:
             best = (objective, i, comp == 0)
-    return best
+    return (*best, run)
 
 
 def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, patience: int,
                started: float, deadline: float, progress: ProgressFn
                ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
     """One swap-search chain until ``deadline``, from ``start`` (the best greedy CND* set) or
-    from a greedy removal (:func:`graphgpu.kernels.algorithms.critical_nodes.search.greedy_removal`)
-    when that is better.
+    from a greedy removal by exact articulation gains
+    (:class:`~graphgpu.kernels.algorithms.critical_nodes.memetic.Filler`, given ``START_SHARE``
+    of the time limit) when that is better.
 
     Returns
     -------
     removed, objective, time_to_best, iterations, timeline
     """
-    chain = SearchState(graph.indptr, graph.indices, None, seed, k=start.shape[0])
-    if chain.best_objective >= objective:  # the greedy removal start is no better: CND*'s
-        chain = SearchState(graph.indptr, graph.indices, start.astype(np.int32), seed)
+    span = deadline - started
+    filler = Filler(graph, start.shape[0], seed, span)
+    filler.tick = lambda: progress(0.1, "critical_nodes: greedy removal start")
+    removal = filler.complete(np.zeros(0, np.int32), time.perf_counter() + START_SHARE * span)
+    first = removal if filler.evaluate(removal) < objective else start  # else CND*'s
+    chain = SearchState(graph.indptr, graph.indices, first.astype(np.int32), seed)
     objective = chain.best_objective
     timeline = [[round(time.perf_counter() - started, 6), float(objective)]]
     found = timeline[0][0]
-    batch = 16
+    batch = 1  # grows to ~20 ms: one move may take milliseconds on a large graph
     while time.perf_counter() < deadline and chain.best_objective > 0:
         tick = time.perf_counter()
         before = chain.best_objective
@@ -100,7 +110,7 @@ class CpuImprover:
         chain = self.chain
         for nodes in sets:
             chain.reset(nodes)
-            done, batch = 0, 16
+            done, batch = 0, 1
             while (done < moves and chain.best_objective > 0 and chain.stalled < self.patience
                    and time.perf_counter() < deadline):
                 self.tick()
@@ -121,10 +131,12 @@ class CpuImprover:
 
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray]:
     """CND* sets from seeds ``seed, seed + 1, ...`` for a memetic population: as many as the
-    population takes, fewer where their estimated cost passes a share of the time ``limit``
-    (by the estimate, not the clock, so the count depends on the parameters only)."""
+    population takes, fewer where their estimated cost passes ``START_SHARE`` of the time
+    ``limit`` (the first: ``FIRST_START_SHARE``; by the estimate, not the clock, so the count
+    depends on the parameters only)."""
+    cost = max(cnd_seconds(graph, k), 1e-9)
     count = min(sizes_for(graph.n, k)[0] - 1,
-                int(MEMETIC_START_SHARE * limit / max(cnd_seconds(graph, k), 1e-9)))
+                max(int(START_SHARE * limit / cost), int(cost <= FIRST_START_SHARE * limit)))
     comp = np.zeros(graph.n, np.int64)
     sizes = np.zeros(graph.n + 1, np.int64)
     sets = []
@@ -159,9 +171,10 @@ def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn,
     InvalidInput
         ``k`` not below the number of nodes (``field="k"``).
     """
-    def starts(seeds: range, share: float) -> tuple[int, int, np.ndarray, None]:
-        objective, start, mask = greedy_cpu(graph, params.k, seeds, progress, share)
-        return objective, start, np.flatnonzero(mask), None
+    def starts(seeds: range, share: float, until: float | None
+               ) -> tuple[int, int, np.ndarray, None, int]:
+        objective, start, mask, run = greedy_cpu(graph, params.k, seeds, progress, share, until)
+        return objective, start, np.flatnonzero(mask), None, run
 
     return solve(graph, params, progress, "cpu", exchange=exchange,
                  improver=lambda: CpuImprover(graph, params.k, params.seed),

@@ -12,21 +12,22 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds
 from graphgpu.kernels.algorithms.critical_nodes.memetic import memetic
-from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.result import (
-    check_k,
-    is_memetic,
-    make_result,
+from graphgpu.kernels.algorithms.critical_nodes.params import CndParams, is_memetic, seeds_for
+from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    FIRST_START_SHARE,
+    START_SHARE,
     patience_for,
-    seeds_for,
 )
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
 
-#: ``starts(seeds, share)`` -> (objective, index of the best start, removed node ids, the state
-#: the search continues from).
-StartsFn = Callable[[range, float], tuple[int, int, np.ndarray, Any]]
+#: ``starts(seeds, share, until)`` -> (objective, index of the best start, removed node ids, the
+#: state the search continues from, starts run); ``until``: a ``time.perf_counter()`` value
+#: after which no further start begins (the first always runs), None: every seed.
+StartsFn = Callable[[range, float, float | None], tuple[int, int, np.ndarray, Any, int]]
 #: ``search(state, removed, objective, started, deadline, patience)`` -> (removed, objective,
 #: time to best, iterations, timeline).
 SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
@@ -52,9 +53,11 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
     memetic_starts : callable
         ``memetic_starts(batch)``: the first population's sets, from greedy starts.
     starts : StartsFn
-        The greedy starts (share: the part of the progress bar they fill).
+        The greedy starts (share: the part of the progress bar they fill). ``search`` gives
+        them ``START_SHARE`` of its time limit.
     search : SearchFn
-        The swap search (method ``search`` only).
+        The swap search (method ``search`` only); its state is None where no greedy start fit
+        in ``FIRST_START_SHARE`` of the time limit (it starts from the k highest-degree nodes).
     exchange : Exchange or None
         A memetic island's link to its sibling islands (memetic methods only).
 
@@ -80,9 +83,15 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
                            **out.summary_fields(params.seed))
     seeds = seeds_for(params)
     search_on = params.method == "search"
-    objective, start, removed, state = starts(seeds, 0.1 if search_on else 1.0)
+    until = started + START_SHARE * params.time_limit_s if search_on else None
+    if search_on and cnd_seconds(graph, params.k) > FIRST_START_SHARE * params.time_limit_s:
+        # Not even one CND* start fits: the search starts from the k highest-degree nodes.
+        removed = np.argsort(-np.diff(graph.indptr), kind="stable")[:params.k]
+        objective, start, state, run = objective_of(graph, removed)[0], 0, None, 0
+    else:
+        objective, start, removed, state, run = starts(seeds, 0.1 if search_on else 1.0, until)
     fields: dict[str, Any] = {"best_seed": seeds[start], "best_start": start,
-                              "starts_run": len(seeds),
+                              "starts_run": run,
                               "time_to_best_s": time.perf_counter() - started}
     if search_on:
         outcome = search(state, removed, objective, started, deadline, patience_for(params.k))

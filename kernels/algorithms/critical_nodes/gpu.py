@@ -18,14 +18,15 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds, gpu_wave_seconds
 from graphgpu.kernels.algorithms.critical_nodes.driver import solve
+from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.result import (
-    GPU_SPEEDUP,
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    FIRST_START_SHARE,
     MAX_LISTED,
-    MEMETIC_START_SHARE,
     RANDOM_MOVE,
-    cnd_seconds,
+    START_SHARE,
     patience_for,
 )
 from graphgpu.kernels.core import cuda
@@ -47,7 +48,8 @@ MULTISTART_BYTES = 8 << 30
 #: Swap-search chains (one warp each) per multiprocessor, and the pool they may take at most.
 CHAINS_PER_SM = 16
 POOL_BYTES = 4 << 30
-#: Slot of the best objective in a chain's control words (CTL_BEST in cnd.cu), and of its moves.
+#: Slots of a chain's moves and best objective in its control words (CTL_ITER, CTL_BEST in
+#: search.cu).
 CTL_ITER, CTL_BEST = 2, 4
 SEARCH_THREADS = 128
 INT64_MAX = np.iinfo(np.int64).max
@@ -92,6 +94,8 @@ class Starts:
     blocks : int
     objectives : ndarray of int64
         Each block's best objective.
+    run : int
+        Starts run.
     """
 
     objective: int
@@ -100,11 +104,13 @@ class Starts:
     population: Any
     blocks: int
     objectives: np.ndarray
+    run: int
 
 
 def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
-               share: float = 1.0) -> Starts:
-    """CND* from every seed of ``seeds`` on the GPU (one block per start, in waves)."""
+               share: float = 1.0, until: float | None = None) -> Starts:
+    """CND* from every seed of ``seeds`` on the GPU (one block per start, in waves; no wave but
+    the first begins after ``until``)."""
     cp = cupy()
     kernel = cuda.kernels(MULTISTART_SOURCE, ("cnd_multistart",))["cnd_multistart"]
     dg = on_device(graph)
@@ -121,22 +127,39 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
     best_removed = cp.zeros(blocks * n, dtype=cp.uint8)
     best_obj = cp.full(blocks, INT64_MAX, dtype=cp.int64)
     best_start = cp.full(blocks, INT32_MAX, dtype=cp.int32)
+    run = 0
     for first in range(0, total, blocks):
+        if first > 0 and until is not None and time.perf_counter() >= until:
+            break
+        run = min(first + blocks, total)
         progress(share * first / total, f"critical_nodes: greedy starts {first}-"
                                         f"{min(first + blocks, total)} of {total} on the GPU")
         kernel((blocks,), (THREADS,), (
             dg.indptr, dg.indices, np.int32(n), np.int32(k), np.uint64(seeds.start),
             np.int32(first), np.int32(total), state, comp, sizes, mark, wmark, delta, work, dirty,
             best_removed, best_obj, best_start))
+        cp.cuda.get_current_stream().synchronize()  # the clock above sees the wave's end
     objectives, starts = best_obj.get(), best_start.get()
     block = int(np.lexsort((starts, objectives))[0])
     removed = best_removed[block * n:(block + 1) * n].get().astype(bool)
     return Starts(int(objectives[block]), int(starts[block]), removed, best_removed, blocks,
-                  objectives)
+                  objectives, run)
+
+
+def host_start(graph: Graph, k: int, seed: int) -> Starts:
+    """The CND* start of ``seed`` on the host (near-linear, the same set as a GPU start), as a
+    one-block population: where a GPU wave would take more than the run's share of its time
+    limit (the GPU start rescans the grown component each step, quadratic on a giant one)."""
+    comp = np.zeros(graph.n, np.int64)
+    sizes = np.zeros(graph.n + 1, np.int64)
+    objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(seed), comp, sizes))
+    removed = comp == 0
+    return Starts(objective, 0, removed, cupy().asarray(removed.astype(np.uint8)), 1,
+                  np.array([objective], np.int64), 1)
 
 
 def chain_bytes(n: int, k: int) -> int:
-    """Bytes of one search chain's slice of the pool (the layout of ``chain_of`` in cnd.cu)."""
+    """Bytes of one search chain's slice of the pool (the layout of ``chain_of`` in search.cu)."""
     ints = 9 * n + 4 * (n + 1) + 2 * k + 1
     raw = 8 * 8 + 16 * n + 4 * ints
     return -(-raw // 16) * 16
@@ -148,10 +171,11 @@ def _best_offset(n: int, k: int) -> int:
     return 8 * 8 + 16 * n + 4 * (n + (n + 1) + (n + 1) + (k + 1) + n + n)
 
 
-def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, started: float,
-           deadline: float, progress: ProgressFn
+def search(graph: Graph, k: int, starts: Starts | None, removed: np.ndarray, objective: int,
+           seed: int, patience: int, started: float, deadline: float, progress: ProgressFn
            ) -> tuple[np.ndarray, int, float, int, list[list[float]]]:
-    """Swap-search chains, one warp each, from the blocks' best sets until ``deadline``.
+    """Swap-search chains, one warp each, from the blocks' best sets (None: from ``removed``, of
+    ``objective``) until ``deadline``.
 
     Returns
     -------
@@ -161,6 +185,11 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     kernels = cuda.kernels(SEARCH_SOURCE, SEARCH_KERNELS)
     dg = on_device(graph)
     n = graph.n
+    if starts is None:  # no greedy start fitted: the driver's set (the highest degrees)
+        flags = np.zeros(n, np.uint8)
+        flags[removed] = 1
+        starts = Starts(objective, 0, flags.astype(bool), cp.asarray(flags), 1,
+                        np.array([objective], np.int64), 0)
     stride = chain_bytes(n, k)
     chains = max(1, min(CHAINS_PER_SM * cuda.sm_count(), POOL_BYTES // stride))
     pool = cp.empty(chains * stride, dtype=cp.uint8)
@@ -172,7 +201,7 @@ def search(graph: Graph, k: int, starts: Starts, seed: int, patience: int, start
     ctl = pool.view(cp.int64).reshape(chains, stride // 8)
     best = int(ctl[:, CTL_BEST].min().get())
     timeline = [[round(time.perf_counter() - started, 6), float(best)]]
-    found, batch = timeline[0][0], 4
+    found, batch = timeline[0][0], 1  # one move may take long on a large graph
     while time.perf_counter() < deadline and best > 0:
         tick = time.perf_counter()
         kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
@@ -243,7 +272,7 @@ class GpuImprover:
         # A fixed number of moves per chain (restarts from its best after ``patience`` idle
         # moves), so that a batch's outcome depends on the seed only.
         moves = min(moves, 3 * self.patience)
-        done, batch = 0, 4
+        done, batch = 0, 1  # grows to ~20 ms launches
         while done < moves and time.perf_counter() < deadline:
             self.tick()
             tick = time.perf_counter()
@@ -268,10 +297,14 @@ class GpuImprover:
 
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float, count: int) -> list[np.ndarray]:
     """The block-best CND* sets of one GPU wave of up to ``count`` starts (seeds ``seed, ...``),
-    best first, for a memetic population; none where the wave's estimated cost passes a share
-    of the time ``limit`` (an estimate, so the choice depends on the parameters only)."""
-    if cnd_seconds(graph, k) * 2.5 / GPU_SPEEDUP > MEMETIC_START_SHARE * limit:
-        return []
+    best first, for a memetic population. Where the wave's estimated cost passes
+    ``START_SHARE`` of the time ``limit``, the host's CND* of ``seed`` (:func:`host_start`), and
+    none where that passes ``FIRST_START_SHARE`` (estimates, so the choice depends on the
+    parameters only)."""
+    if gpu_wave_seconds(graph, k) > START_SHARE * limit:
+        if cnd_seconds(graph, k) > FIRST_START_SHARE * limit:
+            return []
+        return [np.flatnonzero(host_start(graph, k, seed).removed).astype(np.int32)]
     starts = multistart(graph, k, range(seed, seed + min(count, concurrent_starts())),
                         lambda fraction, message="": None)
     flags = starts.population.get().reshape(starts.blocks, graph.n)
@@ -304,9 +337,14 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
     InvalidInput
         ``k`` not below the number of nodes (``field="k"``).
     """
-    def starts(seeds: range, share: float) -> tuple[int, int, np.ndarray, Starts]:
-        found = multistart(graph, params.k, seeds, progress, share)
-        return found.objective, found.start, np.flatnonzero(found.removed), found
+    def starts(seeds: range, share: float, until: float | None
+               ) -> tuple[int, int, np.ndarray, Starts, int]:
+        if until is not None and gpu_wave_seconds(graph, params.k) > START_SHARE * (
+                params.time_limit_s):  # search on a large graph: the host's start
+            found = host_start(graph, params.k, seeds.start)
+        else:
+            found = multistart(graph, params.k, seeds, progress, share, until)
+        return found.objective, found.start, np.flatnonzero(found.removed), found, found.run
 
     return solve(graph, params, progress, "gpu", exchange=exchange,
                  improver=lambda: GpuImprover(graph, params.k, params.seed),
@@ -315,5 +353,5 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
                                                          params.time_limit_s, batch - 1),
                  starts=starts,
                  search=lambda state, removed, objective, started, deadline, patience: search(
-                     graph, params.k, state, params.seed, patience, started, deadline,
-                     progress))
+                     graph, params.k, state, removed, objective, params.seed, patience, started,
+                     deadline, progress))

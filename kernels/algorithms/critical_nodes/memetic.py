@@ -7,8 +7,8 @@ crossover) with reduce-solve-combine restarts:
   k-sets (the swap search of
   :func:`graphgpu.kernels.algorithms.critical_nodes.search.swap_search`) differs: the CPU runs
   the sets one after another, the GPU all of a batch at once, one warp each.
-* Anytime: the k highest-degree nodes are the first answer (milliseconds), then the greedy
-  removal and the backend's CND* starts (as many as a share of the time limit allows), then
+* Anytime: the k highest-degree nodes are the first answer (milliseconds), then the backend's
+  CND* starts (as many as a share of the time limit allows), then the greedy removal, then
   each improved population member; every new best is reported through
   ``progress`` and kept in the timeline.
 * Crossover keeps the nodes both parents delete (the backbone) and fills the rest greedily by
@@ -17,12 +17,11 @@ crossover) with reduce-solve-combine restarts:
   k on large graphs), several nodes per walk (:func:`fill_round`).
 * The improvement runs swap moves until ``patience_for(k)`` moves bring no new best; on both
   backends one removal in ``RANDOM_MOVE`` (see
-  :mod:`~graphgpu.kernels.algorithms.critical_nodes.result`) takes a random node of the
+  :mod:`~graphgpu.kernels.algorithms.critical_nodes.tuning`) takes a random node of the
   component instead of its best cut.
 * After ``STALL_GENERATIONS`` generations without a new best, a restart keeps the best member,
   fixes the nodes most of the population agrees on (reduce), completes them with random and
   greedy choices and improves the new members (solve), and breeds them with the best (combine).
-
 * Islands (``exchange``, the shards of a distributed run): every ``MIGRATION_SHARE`` of the
   time limit, between generations, the best set goes out and the other islands' bests come in;
   each arrival's objective is recomputed here, and it joins the population as a child would.
@@ -43,6 +42,7 @@ import numba
 import numpy as np
 from scipy import sparse
 
+from graphgpu.kernels.algorithms.critical_nodes.cost import walk_seconds
 from graphgpu.kernels.algorithms.critical_nodes.greedy import pairs
 from graphgpu.kernels.algorithms.critical_nodes.moves import (
     CTL_FREE,
@@ -54,27 +54,21 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     delete_whole,
     load_set,
 )
-from graphgpu.kernels.algorithms.critical_nodes.result import NS_PER_SCAN
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    BEAT_S,
+    FILL_SHARE,
+    FIX_SHARE,
+    MIGRATION_MIN_S,
+    MIGRATION_SHARE,
+    POPULATION_SHARE,
+    QUALITY_WEIGHT,
+    RANDOM_SHARE,
+    STALL_GENERATIONS,
+    START_SHARE,
+)
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import Exchange, ProgressFn
-
-#: Generations without a new best before a reduce-solve-combine restart.
-STALL_GENERATIONS = 30
-#: Share of a member's nodes drawn at random when a member is built from scratch or restarted.
-RANDOM_SHARE = 0.25
-#: Share of the population that must delete a node for a restart to keep it (the reduce step).
-FIX_SHARE = 0.75
-#: Weight of the objective against the likeness to the rest when a child enters the population.
-QUALITY_WEIGHT = 0.6
-#: Islands trade their bests every this share of the time limit (and at most every
-#: ``MIGRATION_MIN_S``: one Redis round trip each).
-MIGRATION_SHARE = 0.05
-MIGRATION_MIN_S = 0.2
-#: Seconds between progress reports when no new best comes (cancel checks).
-BEAT_S = 0.2
-#: Share of the time limit one greedy completion may take (large k on large graphs: batches).
-FILL_SHARE = 0.1
 
 #: improve(sets, moves, deadline) -> [(objective, set)] for a batch of k-sets.
 Improver = Callable[[list[np.ndarray], int, float], list[tuple[int, np.ndarray]]]
@@ -192,8 +186,7 @@ class Filler:
 
     def __init__(self, graph: Graph, k: int, seed: int, limit: float = 0.0) -> None:
         self.graph, self.k, self.limit = graph, k, limit
-        # Estimated seconds of one walk of the graph (CND*'s scan rate), to size the batches.
-        self.walk_s = (graph.n + 2 * graph.m) * NS_PER_SCAN * 1e-9
+        self.walk_s = walk_seconds(graph)  # to size the batches
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
         self.state = SearchState(graph.indptr, graph.indices, np.arange(k), seed)
         n = graph.n
@@ -278,9 +271,8 @@ class Outcome:
     def summary_fields(self, seed: int) -> dict:
         """The run's fields of the result summary (``seed``: the run's)."""
         return {"best_seed": seed, "best_start": 0, "starts_run": 0, "time_to_best_s": self.found,
-                "iterations": self.iterations, "generations": self.generations,
-                "restarts": self.restarts, "migrants": self.migrants,
-                "timeline": self.timeline}
+                "iterations": self.iterations, "generations": self.generations, "restarts":
+                self.restarts, "migrants": self.migrants, "timeline": self.timeline}
 
 
 class Memetic:
@@ -294,6 +286,7 @@ class Memetic:
         self.migration_s = max(MIGRATION_MIN_S, MIGRATION_SHARE * (deadline - started))
         self.next_migration = started + self.migration_s
         self.started, self.deadline, self.progress = started, deadline, progress
+        self.until = deadline  # end of the current phase (building the population: earlier)
         self.rng = np.random.default_rng(seed)
         self.filler = Filler(graph, k, seed, deadline - started)
         self.size, self.moves = sizes_for(graph.n, k)
@@ -335,7 +328,7 @@ class Memetic:
         return True
 
     def out_of_time(self) -> bool:
-        return time.perf_counter() >= self.deadline
+        return time.perf_counter() >= self.until
 
     def random_partial(self, keep: np.ndarray) -> np.ndarray:
         """``keep`` plus random nodes, RANDOM_SHARE of k in all, fewer than k nodes."""
@@ -347,7 +340,7 @@ class Memetic:
         return picked.astype(np.int32)
 
     def improved(self, sets: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
-        results = self.improve(sets, self.moves, self.deadline)
+        results = self.improve(sets, self.moves, self.until)
         for objective, nodes in results:
             self.offer(objective, nodes)
         return results
@@ -356,7 +349,7 @@ class Memetic:
         """Members built from ``fixed`` plus random nodes, completed greedily, then improved."""
         sets = []
         while len(self.members) + len(sets) < self.size and not self.out_of_time():
-            sets.append(self.filler.complete(self.random_partial(fixed), self.deadline))
+            sets.append(self.filler.complete(self.random_partial(fixed), self.until))
         for i in range(0, len(sets), self.batch):
             if self.out_of_time():
                 break
@@ -426,19 +419,29 @@ class Memetic:
         # Milliseconds in: the k best hubs are a valid answer.
         hubs = self.filler.by_degree[:self.k].astype(np.int32)
         self.offer(self.filler.evaluate(hubs), hubs)
-        # The greedy removal and the backend's CND* starts (their strengths differ by graph
-        # family: articulation gains suit trees and hubs, CND* small worlds), improved.
-        initial = [self.filler.complete(np.zeros(0, np.int32), self.deadline)]
-        initial += self.starts() if self.starts is not None else []
+        # CND* starts offered as they are (never worse than greedy from here), then the greedy
+        # removal by articulation gains (trees, hubs) in START_SHARE of the time; all improved.
+        initial = self.starts() if self.starts is not None else []
+        for nodes in initial:
+            self.offer(self.filler.evaluate(nodes), nodes)
+        span, none = self.deadline - self.started, np.zeros(0, np.int32)
+        initial.append(self.filler.complete(none, self.started + START_SHARE * span))
+        initial.sort(key=self.filler.evaluate)  # the best improved first
+        self.until = self.started + POPULATION_SHARE * span  # then the generations
         for i in range(0, len(initial), self.batch):
             if self.out_of_time():
                 break
             self.members += self.improved(initial[i:i + self.batch])
-        distinct: dict[bytes, tuple[int, np.ndarray]] = {}
+        distinct: dict[bytes, tuple[int, np.ndarray]] = {}  # one member per set
         for objective, nodes in sorted(self.members, key=lambda m: m[0]):
             distinct.setdefault(np.sort(nodes).tobytes(), (objective, np.sort(nodes)))
         self.members = list(distinct.values())[:self.size]
         self.seed_population(np.zeros(0, np.int32))
+        self.until = self.deadline
+        # No full population in its time (large n * k): improve the best again and again.
+        while generations is None and len(self.members) < self.size and not self.out_of_time():
+            self.improved([self.best[1]])
+            self.migrate()
         stall = 0
         while (not self.out_of_time() and self.best[0] > 0 and len(self.members) >= 2
                and (generations is None or self.out.generations < generations)):
@@ -472,13 +475,10 @@ def memetic(graph: Graph, k: int, seed: int, improve: Improver, batch: int, star
     Parameters
     ----------
     graph : Graph
-    k : int
-        Nodes to delete.
-    seed : int
-        Seed of every random choice (with the improver's own seed).
+    k, seed : int
+        Nodes to delete; seed of every random choice (with the improver's own seed).
     improve : Improver
-        ``improve(sets, moves, deadline)``: each set after ``moves`` swap moves, as
-        ``(objective, best set)``; it counts the moves it made in its ``moves`` attribute.
+        Each set after ``moves`` swap moves (it counts them in its ``moves`` attribute).
     batch : int
         Children bred per generation (the improver's natural batch: 1 on the CPU).
     started, deadline : float
@@ -488,7 +488,7 @@ def memetic(graph: Graph, k: int, seed: int, improve: Improver, batch: int, star
     generations : int or None
         Stop after this many generations (None: at the deadline).
     starts : Starts or None
-        More first members (the backend's CND* starts), after the greedy removal.
+        The backend's CND* starts (first members).
     exchange : Exchange or None
         The island's link to the other islands of a distributed run.
 

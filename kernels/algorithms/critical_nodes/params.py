@@ -1,4 +1,4 @@
-"""Parameter and summary models of ``critical_nodes``, shared by the declaration and backends."""
+"""Parameter and summary models of ``critical_nodes``, and the seeds a run's parameters give."""
 
 from __future__ import annotations
 
@@ -75,3 +75,24 @@ class CndSummary(BaseModel):
                                           "best.", json_schema_extra=VOLATILE)
     backend: str = Field(description="The backend that ran it (cpu or gpu).",
                          json_schema_extra=VOLATILE)
+
+
+#: Seeds of neighbouring memetic islands lie this far apart.
+ISLAND_SEEDS = 1 << 20
+
+
+def island_seed(params: CndParams, island: int) -> int:
+    """Seed of memetic island ``island`` of a ``distributed`` run."""
+    return params.seed + island * ISLAND_SEEDS
+
+
+def is_memetic(params: CndParams) -> bool:
+    """True when the run is a memetic search (``memetic``, or a memetic island run in-process)."""
+    return params.method == "memetic" or (params.method == "distributed"
+                                          and params.shard_method == "memetic")
+
+
+def seeds_for(params: CndParams) -> range:
+    """The greedy starts' seeds: one for ``greedy``, ``starts`` from ``seed`` for the others."""
+    count = 1 if params.method == "greedy" else params.starts
+    return range(params.seed, params.seed + count)

@@ -1,4 +1,4 @@
-"""What every ``critical_nodes`` engine shares: the k check, the independent objective, the result.
+"""The result of ``critical_nodes``: the k check, the independent objective, the summary.
 
 Both backends build their answers through :func:`make_result`, which recomputes the objective
 with SciPy (no engine code involved) and refuses a set that is not exactly k distinct nodes.
@@ -13,24 +13,10 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
+from graphgpu.kernels.algorithms.critical_nodes.tuning import MAX_LISTED
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult
-
-#: Longest component-size histogram and best-over-time list kept in the summary.
-MAX_LISTED = 1000
-#: CPU cost of one CND* step per node or arc scanned, for the estimate (Numba; ~3 ns per scan
-#: over V - |MIS| - k steps on the H100 host, counted here over V - k steps: about 2x over).
-NS_PER_SCAN = 6.0
-#: GPU speed-up of one start over the CPU's, for the estimate (measured 3x to 27x on an H100,
-#: bench/results/cnd.md; a wave of concurrent starts takes about 2.5x one start).
-GPU_SPEEDUP = 4.0
-#: Share of a memetic run's time limit its CND* starts may take (by the estimate above).
-MEMETIC_START_SHARE = 0.2
-#: In the memetic improvement (both backends), one removal in this many takes a random node of
-#: the component instead of its best cut (diversification, as the random choices of the CNP
-#: memetic searches); the plain swap search (``method=search``) makes none.
-RANDOM_MOVE = 4
 
 
 def check_k(graph: Graph, params: CndParams) -> None:
@@ -84,25 +70,3 @@ def make_result(graph: Graph, params: CndParams, removed: np.ndarray, claimed: i
                "component_sizes": histogram(sizes), **fields}
     return AlgorithmResult(summary=summary, node_values={"removed": flags},
                            arrays={"critical": removed}, node_id_fields=("critical",))
-
-
-def is_memetic(params: CndParams) -> bool:
-    """True when the run is a memetic search (``memetic``, or a memetic island run in-process)."""
-    return params.method == "memetic" or (params.method == "distributed"
-                                          and params.shard_method == "memetic")
-
-
-def seeds_for(params: CndParams) -> range:
-    """The greedy starts' seeds: one for ``greedy``, ``starts`` from ``seed`` for the others."""
-    count = 1 if params.method == "greedy" else params.starts
-    return range(params.seed, params.seed + count)
-
-
-def cnd_seconds(graph: Graph, k: int) -> float:
-    """Estimated CPU seconds of one CND* start: V + E scanned per step, V - k steps."""
-    return max(graph.n - k, 0) * (graph.n + 2 * graph.m) * NS_PER_SCAN * 1e-9
-
-
-def patience_for(k: int) -> int:
-    """Moves without a new best before a swap-search chain restarts from its best set."""
-    return 100 + 4 * k

@@ -29,7 +29,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     rand_below,
     restore_node,
 )
-from graphgpu.kernels.algorithms.critical_nodes.result import RANDOM_MOVE
+from graphgpu.kernels.algorithms.critical_nodes.tuning import RANDOM_MOVE
 
 
 @numba.njit(cache=True, nogil=True)
@@ -120,38 +120,6 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
                 tabu[y] = ctl[CTL_ITER] + 2
 
 
-@numba.njit(cache=True, nogil=True)
-def greedy_removal(indptr, indices, k, ctl, deleted, label, size, free, dlist, dpos, tabu, seen,
-                   queue, disc, low, sub, parent, edge, cut_pairs, cut_nodes) -> None:
-    """k times, delete the node whose removal leaves the fewest pairs (exact, by Tarjan on each
-    component); the deleted nodes end in ``dlist``. A start that suits the swap search better
-    than CND* where no single node splits much (cycles, small worlds)."""
-    n = indptr.shape[0] - 1
-    load_set(indptr, indices, dlist[:0], deleted, label, size, free, dlist, dpos, ctl, queue)
-    first = np.full(n, -1, np.int64)
-    for nd in range(k):
-        first[:] = -1
-        for v in range(n):
-            if not deleted[v] and first[label[v]] < 0:
-                first[label[v]] = v
-        best_v, best_gain = -1, np.int64(-1)
-        for c in range(n):
-            if first[c] < 0 or size[c] < 2:
-                continue
-            v, left = best_cut(indptr, indices, deleted, label, size, tabu, ctl, first[c],
-                                queue, disc, low, sub, parent, edge, cut_pairs, cut_nodes)
-            gain = pairs(size[c]) - left
-            if gain > best_gain:
-                best_v, best_gain = v, gain
-        if best_v < 0:  # only isolated nodes left: any of them
-            for v in range(n):
-                if not deleted[v]:
-                    best_v = v
-                    break
-        delete_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen, queue,
-                best_v, nd)
-
-
 class SearchState:
     """The arrays of one swap-search chain, started from the k nodes ``start``.
 
@@ -159,19 +127,17 @@ class SearchState:
     ----------
     indptr, indices : ndarray
         The graph's CSR.
-    start : ndarray of int or None
-        k distinct internal node ids; None: start from :func:`greedy_removal`.
+    start : ndarray of int
+        k distinct internal node ids.
     seed : int
         Seed of the chain's random choices.
-    k : int, optional
-        Nodes to delete when ``start`` is None.
     """
 
-    def __init__(self, indptr: np.ndarray, indices: np.ndarray, start: np.ndarray | None,
-                 seed: int, k: int | None = None) -> None:
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, start: np.ndarray,
+                 seed: int) -> None:
         n = indptr.shape[0] - 1
         self.indptr, self.indices = indptr, indices
-        self.k = int(start.shape[0]) if start is not None else int(k)
+        self.k = int(start.shape[0])
         i32 = np.int32
         self.ctl = np.zeros(CTL_SIZE, np.int64)
         self.deleted = np.zeros(n, np.uint8)
@@ -181,18 +147,13 @@ class SearchState:
         self.dlist = np.empty(self.k + 1, i32)
         self.dpos = np.empty(n, i32)
         self.tabu = np.zeros(n, np.int64)
-        self.best = np.array(start if start is not None else np.zeros(self.k), dtype=i32)
+        self.best = np.array(start, dtype=i32)
         self.seen = np.zeros(n, np.int64)
         self.mark = np.zeros(n, np.int64)
         self.queue = np.empty(n, i32)
         self.scratch = [np.full(n, -1, i32) for _ in range(5)]  # disc, low, sub, parent, edge
         self.cut = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.ctl[CTL_RNG] = np.int64(np.uint64(mix(np.uint64(seed))) >> np.uint64(1))
-        if start is None:
-            greedy_removal(indptr, indices, self.k, self.ctl, self.deleted, self.label,
-                           self.size, self.free, self.dlist, self.dpos, self.tabu, self.seen,
-                           self.queue, *self.scratch, *self.cut)
-            self.best = self.dlist[:self.k].copy()
         self.reset(self.best)
 
     def reset(self, start: np.ndarray) -> None:

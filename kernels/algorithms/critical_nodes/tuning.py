@@ -1,0 +1,40 @@
+"""Tuning constants of the ``critical_nodes`` searches (both backends share them)."""
+
+from __future__ import annotations
+
+#: Longest component-size histogram and best-over-time list kept in the summary.
+MAX_LISTED = 1000
+#: Share of a ``search`` or memetic run's time limit its greedy (CND*) starts may take.
+START_SHARE = 0.2
+#: ... and the share its first CND* start may take (its set keeps the answer no worse than
+#: greedy); where even that does not fit, the run starts without one.
+FIRST_START_SHARE = 0.5
+#: Share of a memetic run's time limit that building (and improving) its first population may
+#: take; the generations have the rest.
+POPULATION_SHARE = 0.3
+#: In the memetic improvement (both backends), one removal in this many takes a random node of
+#: the component instead of its best cut (diversification, as the random choices of the CNP
+#: memetic searches); the plain swap search (``method=search``) makes none.
+RANDOM_MOVE = 4
+
+#: Generations without a new best before a reduce-solve-combine restart.
+STALL_GENERATIONS = 30
+#: Share of a member's nodes drawn at random when a member is built from scratch or restarted.
+RANDOM_SHARE = 0.25
+#: Share of the population that must delete a node for a restart to keep it (the reduce step).
+FIX_SHARE = 0.75
+#: Weight of the objective against the likeness to the rest when a child enters the population.
+QUALITY_WEIGHT = 0.6
+#: Islands trade their bests every this share of the time limit (and at most every
+#: ``MIGRATION_MIN_S``: one Redis round trip each).
+MIGRATION_SHARE = 0.05
+MIGRATION_MIN_S = 0.2
+#: Seconds between progress reports when no new best comes (cancel checks).
+BEAT_S = 0.2
+#: Share of the time limit one greedy completion may take (large k on large graphs: batches).
+FILL_SHARE = 0.1
+
+
+def patience_for(k: int) -> int:
+    """Moves without a new best before a swap-search chain restarts from its best set."""
+    return 100 + 4 * k
