@@ -73,7 +73,7 @@ def test_directed_bfs_refuses_pruning_on() -> None:
 @pytest.mark.parametrize("direction", ["out", "in", "both"])
 def test_gpu_bfs_directed_matches_cpu(name: str, direction: str) -> None:
     graph = directed(CASES[name])
-    for sources in ([0], [1, 7]):
+    for sources in ([0], [1, max(CASES[name])]):
         params = BfsParams(sources=sources, direction=direction)
         cpu, gpu = bfs_cpu(graph, params, no_progress), bfs_gpu(graph, params, no_progress)
         for field in ("level", "parent"):
