@@ -20,8 +20,10 @@ from graphgpu.kernels.generators.params import GeneratorParams
 GENERATOR_BYTES_PER_EDGE = {
     "barabasi_albert": 48, "watts_strogatz": 40, "erdos_renyi": 64, "rmat": 56, "grid": 16,
 }
-#: Device bytes per edge of the GPU versions (draws, ids, the sort's buffers).
-DEVICE_BYTES_PER_EDGE = 48
+#: Device bytes per edge of the GPU versions at their peak, building the graph on the device
+#: (csr.csr_by_sort): the drawn int64 ids (16), their loop-free copies (16), both arcs' 64-bit
+#: keys (16) and the radix sort's output and scratch (16).
+DEVICE_BYTES_PER_EDGE = 64
 
 
 def edges_upper(params: GeneratorParams) -> int:
