@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     backends: tuple[Backend, ...] = ("gpu", "cpu") if backend == "gpu" else ("cpu",)
     use_kernel_cache(settings)
     for each in backends:
-        precompile(each, settings)
+        precompile(each)
     for each in backends:
         warm_up(each)
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"

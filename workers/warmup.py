@@ -5,8 +5,8 @@ Compiled code is cached on disk, so only a worker's first start on a machine com
 ``CUPY_CACHE_DIR`` (set by :func:`use_kernel_cache` under the data folder unless already set).
 A first start compiles in parallel (:func:`precompile`: one process per CPU core, families shared
 out among them) to fill those caches; the worker then runs :func:`warm_up` itself, which now only
-loads. A stamp in the data folder (code, library versions, backend) tells a later start that the
-caches are filled, so it skips the parallel pass.
+loads. A stamp beside each cache (code, library versions, backend) tells a later start that the
+cache is filled, so it skips the parallel pass.
 """
 
 from __future__ import annotations
@@ -125,16 +125,21 @@ def _compile(backend: Backend, share: tuple[str, ...]) -> None:
         warm_up_inputs(backend)
 
 
-def stamp_path(settings: Settings, backend: Backend) -> Path:
-    """Where :func:`precompile` records that the caches are filled."""
-    return settings.data_dir / "cache" / f"warm-up-{backend}.json"
+def stamp_path(backend: Backend) -> Path:
+    """Where :func:`precompile` records that the caches are filled: beside the cache it filled
+    (Numba's, beside our sources; CuPy's, ``CUPY_CACHE_DIR``), so that a worker on a fresh data
+    folder (every test stack) does not compile again what is cached already."""
+    if backend == "gpu":
+        return Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser() / (
+            "graphgpu-warm-up.json")
+    return KERNELS / "__pycache__" / "graphgpu-warm-up-cpu.json"
 
 
-def precompile(backend: Backend, settings: Settings, processes: int | None = None) -> bool:
-    """Fill the compiled-code caches in parallel unless this data folder's stamp says they are
-    filled for this code; returns whether it ran. Failures are logged, not raised: the worker's
-    own :func:`warm_up` then meets (and reports) them, and no stamp is written."""
-    stamp, mark = stamp_path(settings, backend), fingerprint(backend)
+def precompile(backend: Backend, processes: int | None = None) -> bool:
+    """Fill the compiled-code caches in parallel unless their stamp says they are filled for
+    this code; returns whether it ran. Failures are logged, not raised: the worker's own
+    :func:`warm_up` then meets (and reports) them, and no stamp is written."""
+    stamp, mark = stamp_path(backend), fingerprint(backend)
     try:
         if json.loads(stamp.read_text()).get("fingerprint") == mark:
             return False
@@ -157,6 +162,9 @@ def precompile(backend: Backend, settings: Settings, processes: int | None = Non
     log.info("compiled the %s kernels in %d processes in %.1f s", backend, processes,
              time.perf_counter() - start)
     if not failed:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(json.dumps({"fingerprint": mark, "at": time.time()}))
+        try:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(json.dumps({"fingerprint": mark, "at": time.time()}))
+        except OSError as exc:  # a read-only install: compiles in parallel at every start
+            log.warning("could not write %s: %s", stamp, exc)
     return True

@@ -34,10 +34,24 @@ def test_fingerprint_follows_the_sources_and_the_backend(tmp_path: Path,
     assert warmup.fingerprint("cpu") != first
 
 
-def test_a_matching_stamp_skips_the_parallel_pass(tmp_path: Path,
+@pytest.fixture
+def kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kernels folder of one source, so stamps land in tmp_path (not in our __pycache__)."""
+    (tmp_path / "family").mkdir()
+    (tmp_path / "family" / "kernels.cu").write_text("// v1\n")
+    monkeypatch.setattr(warmup, "KERNELS", tmp_path)
+    return tmp_path
+
+
+def test_stamps_sit_beside_their_cache(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
+    assert warmup.stamp_path("gpu").parent == kernels / "cupy"
+    assert warmup.stamp_path("cpu").parent == kernels / "__pycache__"
+
+
+def test_a_matching_stamp_skips_the_parallel_pass(kernels: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = Settings(data_dir=tmp_path)
-    stamp = warmup.stamp_path(settings, "cpu")
+    stamp = warmup.stamp_path("cpu")
     stamp.parent.mkdir(parents=True)
     stamp.write_text(json.dumps({"fingerprint": warmup.fingerprint("cpu")}))
 
@@ -45,12 +59,11 @@ def test_a_matching_stamp_skips_the_parallel_pass(tmp_path: Path,
         raise AssertionError("the caches are filled: no helper process may start")
 
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", no_pool)
-    assert warmup.precompile("cpu", settings) is False
+    assert warmup.precompile("cpu") is False
 
 
-def test_a_first_start_compiles_in_helpers_and_stamps(tmp_path: Path,
+def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = Settings(data_dir=tmp_path)
     shares: list[tuple[str, ...]] = []
 
     class InProcess:
@@ -74,14 +87,14 @@ def test_a_first_start_compiles_in_helpers_and_stamps(tmp_path: Path,
             return future
 
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", InProcess)
-    assert warmup.precompile("cpu", settings) is True
+    assert warmup.precompile("cpu") is True
     names = [name for share in shares for name in share]
     from graphgpu.kernels.core.registry import algorithms
 
     assert sorted(names) == sorted(algorithms())  # every algorithm once
     assert () in shares  # and the generators and parser
-    assert json.loads(warmup.stamp_path(settings, "cpu").read_text())["fingerprint"]
-    assert warmup.precompile("cpu", settings) is False
+    assert json.loads(warmup.stamp_path("cpu").read_text())["fingerprint"]
+    assert warmup.precompile("cpu") is False
 
 
 def test_inputs_warm_up_runs_every_generator(monkeypatch: pytest.MonkeyPatch) -> None:
