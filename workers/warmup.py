@@ -3,10 +3,10 @@
 Compiled code is cached on disk, so only a worker's first start on a machine compiles: Numba's
 ``cache=True`` functions beside their sources (``__pycache__``), CuPy's kernels in
 ``CUPY_CACHE_DIR`` (set by :func:`use_kernel_cache` under the data folder unless already set).
-A first start compiles in parallel (:func:`precompile`: one process per CPU core, families shared
-out among them) to fill those caches; the worker then runs :func:`warm_up` itself, which now only
-loads. A stamp beside each cache (code, library versions, backend) tells a later start that the
-cache is filled, so it skips the parallel pass.
+A first start on a machine of several cores compiles in parallel (:func:`precompile`: a process
+per core but one, families shared out among them) to fill those caches; the worker then runs
+:func:`warm_up` itself, which now only loads. A stamp beside each cache (code, library versions,
+backend) tells a later start that the cache is filled, so it skips the parallel pass.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ log = logging.getLogger("graphgpu.worker")
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 #: Most processes a first start compiles in (each holds a Python with NumPy, Numba and, on a
-#: GPU worker, a CUDA context).
+#: GPU worker, a CUDA context); fewer than two (a machine of two cores) means none.
 MAX_PROCESSES = 8
 #: Small runs of every generator (their compiled loops and, on the GPU, the device build).
 GENERATOR_EXAMPLES: dict[str, dict[str, object]] = {
@@ -137,15 +137,20 @@ def stamp_path(backend: Backend) -> Path:
 
 def precompile(backend: Backend, processes: int | None = None) -> bool:
     """Fill the compiled-code caches in parallel unless their stamp says they are filled for
-    this code; returns whether it ran. Failures are logged, not raised: the worker's own
-    :func:`warm_up` then meets (and reports) them, and no stamp is written."""
+    this code or there are too few cores to gain; returns whether it ran. Failures are logged,
+    not raised: the worker's own :func:`warm_up` then meets (and reports) them, and no stamp is
+    written."""
     stamp, mark = stamp_path(backend), fingerprint(backend)
     try:
         if json.loads(stamp.read_text()).get("fingerprint") == mark:
             return False
     except (OSError, ValueError):
         pass
-    processes = processes or min(MAX_PROCESSES, os.cpu_count() or 1)
+    # One core stays with the API and Redis. On two cores the helpers only add their start-up:
+    # a cold warm-up took 93 s with them and 59 s without on the 2-core VM.
+    processes = processes or min(MAX_PROCESSES, len(os.sched_getaffinity(0)) - 1)
+    if processes < 2:
+        return False
     start = time.perf_counter()
     shares = [*_families(backend), ()]
     failed = False

@@ -87,14 +87,16 @@ def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
             return future
 
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", InProcess)
-    assert warmup.precompile("cpu") is True
+    assert warmup.precompile("cpu", processes=1) is False  # no gain: nothing runs
+    assert not shares
+    assert warmup.precompile("cpu", processes=2) is True
     names = [name for share in shares for name in share]
     from graphgpu.kernels.core.registry import algorithms
 
     assert sorted(names) == sorted(algorithms())  # every algorithm once
     assert () in shares  # and the generators and parser
     assert json.loads(warmup.stamp_path("cpu").read_text())["fingerprint"]
-    assert warmup.precompile("cpu") is False
+    assert warmup.precompile("cpu", processes=2) is False
 
 
 def test_inputs_warm_up_runs_every_generator(monkeypatch: pytest.MonkeyPatch) -> None:
