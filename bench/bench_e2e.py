@@ -11,14 +11,17 @@ waits for ``/v1/ready`` and drives it with the SDK (:mod:`graphgpu.client`, long
   CUDA events in this process on the stored graph, else ``-``), the worker's ``compute_ms``,
   ``handoff_ms`` (its ``total_ms - compute_ms - queued_ms``: load, result writing, record
   updates), ``submit_to_done_ms`` (submit -> the SDK's wait returns succeeded) and ``result_mb``
-  (the result folder on disk); medians of the jobs after the first; the first job beside them;
+  (the result folder on disk); medians of the jobs after the first (fewer than ``--repeats``
+  where they would take over ``--row-seconds``: the algorithm column then says how many jobs
+  ran); the first job beside them (``first_ratio`` = first / median);
 * uploads (MB/s of edge-list text, first and second; the SDK's array upload; a binary format
   where the API takes one), generate seconds, the small-graph p50 (BA n=500, m=2: 996 edges,
   50 BFS jobs), and start-up (time to ready of this start, and of a restart on the same folder,
   compiled code cached).
 
 Run: ``python bench/bench_e2e.py [--graphs dblp-2010,rmat20,rmat24] [--algorithms bfs,...]
-[--repeats 3] [--out bench/results/e2e.md] [--no-gpu]``. One failure prints its row with the
+[--repeats 3] [--row-seconds 60] [--upload-graph dblp-2010] [--no-restart] [--out FILE]
+[--no-gpu]``. One failure prints its row with the
 error and the run goes on; the service is stopped however the script ends.
 """
 
@@ -238,14 +241,18 @@ class Bench:
             if algorithm == "bfs":
                 graph = self.store.load(graph_id)
                 params["source"] = int(graph.node_ids[int(np.argmax(graph.degrees()))])
-            runs = [self.job(graph_id, algorithm, params) for _ in range(self.args.repeats + 1)]
-            first, rest = runs[0], runs[1:]
+            first = self.job(graph_id, algorithm, params)
+            # as many repeats as fit in --row-seconds (a slow CPU louvain takes minutes a job)
+            fit = int(self.args.row_seconds * 1e3 // max(first["submit_to_done_ms"], 1.0))
+            rest = [self.job(graph_id, algorithm, params)
+                    for _ in range(min(self.args.repeats, fit))]
             for key in ("compute_ms", "handoff_ms", "submit_to_done_ms", "queued_ms",
                         "result_mb"):
-                row[key] = median([r[key] for r in rest if r[key] is not None])
+                row[key] = median([r[key] for r in rest or [first] if r[key] is not None])
             row["first_ms"] = first["submit_to_done_ms"]
-            row["first_ratio"] = row["first_ms"] / row["submit_to_done_ms"]
-            row["algorithm"] = f"{algorithm} ({first['backend']})"
+            row["first_ratio"] = row["first_ms"] / row["submit_to_done_ms"] if rest else None
+            jobs = "" if len(rest) == self.args.repeats else f", {len(rest) + 1} jobs"
+            row["algorithm"] = f"{algorithm} ({first['backend']}{jobs})"
             row["device_ms"] = self.device_ms(graph_id, algorithm, params)
         except Exception as exc:
             row["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
@@ -280,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--graphs", default=",".join(GRAPHS))
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
     parser.add_argument("--repeats", type=int, default=3, help="jobs after the first, per row")
+    parser.add_argument("--row-seconds", type=float, default=60.0,
+                        help="fewer repeats where they would take longer than this")
     parser.add_argument("--upload-graph", default="dblp-2010",
                         help="real graph of the upload lines ('' to skip them)")
     parser.add_argument("--no-restart", action="store_true", help="skip the second start")
