@@ -149,8 +149,8 @@ def generate_graph(name: str, params: dict[str, Any] | BaseModel, backend: Backe
     edges :func:`generate` returns; parameters, ``backend`` and errors as :func:`generate`, plus
     ``LimitExceeded`` for more distinct edges than ``settings.max_edges``.
     """
-    edges = _run(name, params, backend, progress)
-    return graph_from_edges(edges, settings or get_settings())
+    # no name kept for the edges: graph_from_edges frees the device ids before its sort
+    return graph_from_edges(_run(name, params, backend, progress), settings or get_settings())
 
 
 def _run(name: str, params: dict[str, Any] | BaseModel, backend: Backend,

@@ -69,15 +69,16 @@ def _csr_by_rows(src, dst, n):
     return indptr, arcs[:out].copy(), loops
 
 
-def csr_by_sort(xp: Any, src: Any, dst: Any, n: int) -> tuple[Any, Any, int]:
-    """The same CSR by one sort of the arcs' 64-bit keys ``row * n + column`` (the GPU's way;
-    runs with NumPy as well): ``(indptr, indices, self_loops)`` as arrays of ``xp``."""
+def arc_keys(xp: Any, src: Any, dst: Any, n: int) -> tuple[Any, int]:
+    """Both arcs of every edge but the self-loops as 64-bit keys ``row * n + column``, and the
+    number of self-loops."""
     keep = src != dst
     loops = int(src.size - int(keep.sum()))
-    src, dst = src[keep], dst[keep]
-    del keep
-    keys = xp.concatenate([src * n + dst, dst * n + src])
-    del src, dst
+    return xp.concatenate([(src * n + dst)[keep], (dst * n + src)[keep]]), loops
+
+
+def csr_from_keys(xp: Any, keys: Any, n: int) -> tuple[Any, Any]:
+    """``(indptr, indices)`` of the distinct arc keys (sorted here), as arrays of ``xp``."""
     keys = xp.sort(keys)
     if keys.size:
         distinct = xp.empty(keys.size, dtype=bool)
@@ -89,12 +90,20 @@ def csr_by_sort(xp: Any, src: Any, dst: Any, n: int) -> tuple[Any, Any, int]:
     indices = (keys - rows * n).astype(INDEX_DTYPE)
     del keys
     indptr = xp.searchsorted(rows, xp.arange(n + 1, dtype=rows.dtype)).astype(OFFSET_DTYPE)
-    return indptr, indices, loops
+    return indptr, indices
+
+
+def csr_by_sort(xp: Any, src: Any, dst: Any, n: int) -> tuple[Any, Any, int]:
+    """The same CSR by one sort of the arcs' keys (the GPU's way; runs with NumPy as well):
+    ``(indptr, indices, self_loops)`` as arrays of ``xp``."""
+    keys, loops = arc_keys(xp, src, dst, n)
+    return (*csr_from_keys(xp, keys, n), loops)
 
 
 def graph_from_edges(edges: EdgeSet, settings: Settings) -> tuple[Graph, NormalizationReport]:
     """The graph of a generator's edges (ids ``0..num_nodes-1``, every node kept), built where
-    the edges are (NumPy: on the host; CuPy: on the device, then copied).
+    the edges are (NumPy: on the host; CuPy: on the device, then copied). Pass the only
+    reference to a device edge set: it is dropped before the sort, to keep the peak low.
 
     Raises
     ------
@@ -103,8 +112,9 @@ def graph_from_edges(edges: EdgeSet, settings: Settings) -> tuple[Graph, Normali
     """
     n, drawn = edges.num_nodes, int(edges.src.size)
     if on_device(edges.src):
-        indptr, indices, loops = csr_by_sort(cupy(), edges.src, edges.dst, n)
-        indptr, indices = to_host(indptr), to_host(indices)
+        keys, loops = arc_keys(cupy(), edges.src, edges.dst, n)
+        del edges  # the last reference (generate_graph passes it on): the ids go before the sort
+        indptr, indices = (to_host(a) for a in csr_from_keys(cupy(), keys, n))
     else:
         indptr, indices, loops = _csr_by_rows(np.asarray(edges.src, np.int64),
                                               np.asarray(edges.dst, np.int64), n)

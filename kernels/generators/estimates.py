@@ -21,9 +21,9 @@ GENERATOR_BYTES_PER_EDGE = {
     "barabasi_albert": 48, "watts_strogatz": 40, "erdos_renyi": 64, "rmat": 56, "grid": 16,
 }
 #: Device bytes per edge of the GPU versions at their peak, building the graph on the device
-#: (csr.csr_by_sort): the drawn int64 ids (16), their loop-free copies (16), both arcs' 64-bit
-#: keys (16) and the radix sort's output and scratch (16).
-DEVICE_BYTES_PER_EDGE = 64
+#: (csr.arc_keys, csr.csr_from_keys): the drawn int64 ids (16), one arc's keys and their
+#: loop-free copy (16), both arcs' keys (16); then the keys, the sort's output and its scratch.
+DEVICE_BYTES_PER_EDGE = 56
 
 
 def edges_upper(params: GeneratorParams) -> int:

@@ -420,3 +420,18 @@ def test_generate_graph_checks_the_edge_limit() -> None:
 
     with pytest.raises(LimitExceeded):
         generate_graph("grid", {"rows": 3, "cols": 3}, settings=Settings(max_edges=5))
+
+
+def test_device_build_branch_with_numpy_standing_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphgpu.kernels.generators import csr
+
+    params = {"scale": 9, "edge_factor": 6, "seed": 8}
+    edges = generate("rmat", params)
+    expected, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    monkeypatch.setattr(csr, "on_device", lambda array: True)
+    monkeypatch.setattr(csr, "cupy", lambda: np)
+    graph, ours = generate_graph("rmat", params)
+    assert ours == report
+    np.testing.assert_array_equal(graph.indptr, expected.indptr)
+    np.testing.assert_array_equal(graph.indices, expected.indices)
+    assert graph.indices.dtype == expected.indices.dtype
