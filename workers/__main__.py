@@ -3,6 +3,8 @@
 A GPU worker serves the ``gpu``, ``auto`` and ``cpu`` queues (the last with the CPU backends); a
 CPU worker serves ``auto`` and ``cpu``. Jobs run in this process (RQ's SimpleWorker): no fork
 after CUDA is initialised, so the context, the compiled kernels and resident graphs stay warm.
+Before it says it is live, it compiles every kernel a job may need (:mod:`graphgpu.workers.warmup`,
+in parallel on a first start; later starts load them from the disk caches).
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ import time
 import uuid
 from typing import BinaryIO
 
-import numpy as np
-from pydantic import ValidationError
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
@@ -28,38 +28,17 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from graphgpu.kernels.core import device
-from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.observability import configure_logging, job_context
-from graphgpu.kernels.core.registry import Backend, algorithms, no_progress
+from graphgpu.kernels.core.registry import Backend
 from graphgpu.kernels.core.settings import get_settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.workers import telemetry
 from graphgpu.workers.context import WorkerContext, install
+from graphgpu.workers.warmup import precompile, use_kernel_cache, warm_up
+
+__all__ = ["GraphWorker", "main", "pulse", "wait_for_redis", "warm_up"]
 
 log = logging.getLogger("graphgpu.worker")
-
-
-def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> None:
-    """Compile every algorithm's kernels (CUDA or Numba) and initialise CUDA before the first
-    job arrives, so that no job pays for them (``names``: only those algorithms, e.g. for a
-    benchmark's fresh process)."""
-    ring = np.arange(64)
-    graph, _ = build_graph(ring, np.roll(ring, 1))
-    for algorithm in algorithms().values():
-        if names is not None and algorithm.name not in names:
-            continue
-        # Every documented example (their node ids are small; together they reach every
-        # kernel), else the first node for every node parameter.
-        examples = algorithm.params_model.model_json_schema().get("examples") or [
-            {name: int(graph.node_ids[0]) for name in algorithm.node_params}]
-        for example in examples:
-            try:
-                params = algorithm.params_model.model_validate(example)
-            except ValidationError:
-                continue  # needs parameters we cannot guess; it compiles on first use
-            algorithm.function(backend)(graph, params, no_progress)
-        if algorithm.warm_up is not None:
-            algorithm.warm_up(backend)
 
 
 class GraphWorker(SimpleWorker):
@@ -131,7 +110,13 @@ def main(argv: list[str] | None = None) -> int:
         backend = "gpu" if device.gpu_available() else "cpu"
     elif backend == "gpu":
         device.cupy()  # raises BackendUnavailable with the reason
-    warm_up(backend)
+    # A GPU worker also serves the cpu queue: both backends are compiled before it is live.
+    backends: tuple[Backend, ...] = ("gpu", "cpu") if backend == "gpu" else ("cpu",)
+    use_kernel_cache(settings)
+    for each in backends:
+        precompile(each)
+    for each in backends:
+        warm_up(each)
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     redis = Redis.from_url(settings.redis_url)
     wait_for_redis(redis)

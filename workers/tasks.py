@@ -19,7 +19,7 @@ from rq.timeouts import JobTimeoutException
 
 from graphgpu.kernels.core import device, protocol
 from graphgpu.kernels.core.errors import BackendUnavailable, JobCanceled, KernelError
-from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import (
     AlgorithmResult,
     Backend,
@@ -27,7 +27,7 @@ from graphgpu.kernels.core.registry import (
     get_generator,
     graph_view,
 )
-from graphgpu.kernels.generators import generate, preferred_backend
+from graphgpu.kernels.generators import generate_graph, preferred_backend
 from graphgpu.workers import fanout, records
 from graphgpu.workers.context import WorkerContext, current_context
 
@@ -93,9 +93,7 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
         ran_on = "gpu" if backend == "gpu" and get_generator(name).gpu is not None else "cpu"
     timings["load_ms"] = 0.0
     start = time.perf_counter()
-    edges = generate(name, params, ran_on, progress)
-    graph, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes),
-                                settings=ctx.settings)
+    graph, report = generate_graph(name, params, ran_on, progress, ctx.settings)
     meta, created = ctx.graphs.put(
         graph, name=record.get("graph_name") or f"{name}-{params['seed']}",
         source={"format": "generated", "compressed": False, "bytes": 0,

@@ -1,16 +1,19 @@
 """Random and regular graph generators, registered at import.
 
 Each generator returns an :class:`~graphgpu.kernels.core.registry.EdgeSet` of int64 ids
-``0..num_nodes-1`` that the caller normalises with :func:`graphgpu.kernels.core.graph.build_graph`
-(passing ``extra_nodes=arange(n)`` so isolated nodes survive). The same parameters and seed give
-the same edges on a given backend; the GPU versions (``rmat``, ``erdos_renyi``) use CuPy's
-generator, so their edges differ from the CPU ones for the same seed but follow the same model.
-Sizes are checked against the configured limits before anything is allocated.
+``0..num_nodes-1`` (:func:`generate`: on the host); :func:`generate_graph` turns them into the
+graph ``build_graph(src, dst, extra_nodes=arange(n))`` would give, on the device for the GPU
+versions (:mod:`~graphgpu.kernels.generators.csr`). The same parameters and seed give the same
+edges on a given backend; ``rmat`` gives the same edges on both (a counter-based stream), the GPU
+``erdos_renyi`` uses CuPy's generator, so its edges differ from the CPU ones for the same seed
+but follow the same model. Sizes are checked against the configured limits before anything is
+allocated.
 
 This module is the declaration (parameter models, registration, and the entry points the service
 and workers call); the generators are in :mod:`~graphgpu.kernels.generators.cpu` and
 :mod:`~graphgpu.kernels.generators.gpu`, their shared vectorised code and the size check in
-:mod:`~graphgpu.kernels.generators.arrays`.
+:mod:`~graphgpu.kernels.generators.arrays`, the graph building in
+:mod:`~graphgpu.kernels.generators.csr`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from graphgpu.kernels.core.graph import Graph, NormalizationReport
 from graphgpu.kernels.core.registry import (
     Backend,
     EdgeSet,
@@ -28,9 +32,11 @@ from graphgpu.kernels.core.registry import (
     no_progress,
     register_generator,
 )
+from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.kernels.generators import estimates
-from graphgpu.kernels.generators.arrays import check_limits
+from graphgpu.kernels.generators.arrays import check_limits, to_host
 from graphgpu.kernels.generators.cpu import barabasi_albert, erdos_renyi, grid, rmat, watts_strogatz
+from graphgpu.kernels.generators.csr import graph_from_edges
 from graphgpu.kernels.generators.gpu import erdos_renyi_gpu, rmat_gpu
 from graphgpu.kernels.generators.params import (
     BarabasiAlbertParams,
@@ -44,7 +50,7 @@ from graphgpu.kernels.generators.params import (
 
 __all__ = ["BarabasiAlbertParams", "ErdosRenyiParams", "GeneratorParams", "GridParams",
            "RmatParams", "Size", "WattsStrogatzParams", "expected_edges", "generate",
-           "preferred_backend", "validate_params"]
+           "generate_graph", "preferred_backend", "validate_params"]
 
 #: Expected edge count from which a GPU worker uses the GPU version (below it, launch and
 #: transfer overheads outweigh the speed-up).
@@ -129,5 +135,25 @@ def generate(name: str, params: dict[str, Any] | BaseModel, backend: Backend = "
     pydantic.ValidationError, UnknownName, LimitExceeded
         As :func:`validate_params`; ``BackendUnavailable`` for ``"gpu"`` without CuPy or a GPU.
     """
+    edges = _run(name, params, backend, progress)
+    return EdgeSet(to_host(edges.src), to_host(edges.dst), edges.num_nodes)
+
+
+def generate_graph(name: str, params: dict[str, Any] | BaseModel, backend: Backend = "cpu",
+                   progress: ProgressFn = no_progress, settings: Settings | None = None
+                   ) -> tuple[Graph, NormalizationReport]:
+    """Run a generator and build its graph where it ran (the GPU versions never send the edge
+    list to the host, only the finished CSR).
+
+    Returns the graph and report ``build_graph(src, dst, extra_nodes=arange(n))`` gives for the
+    edges :func:`generate` returns; parameters, ``backend`` and errors as :func:`generate`, plus
+    ``LimitExceeded`` for more distinct edges than ``settings.max_edges``.
+    """
+    # no name kept for the edges: graph_from_edges frees the device ids before its sort
+    return graph_from_edges(_run(name, params, backend, progress), settings or get_settings())
+
+
+def _run(name: str, params: dict[str, Any] | BaseModel, backend: Backend,
+         progress: ProgressFn) -> EdgeSet:
     model = validate_params(name, params)
     return get_generator(name).function(backend)(model, progress)

@@ -1,16 +1,18 @@
 """Generator code written once for NumPy (CPU) and CuPy (GPU), and the size check every generator
 runs first (see :mod:`graphgpu.kernels.generators`).
 
-Erdos-Renyi and R-MAT are vectorised: the functions here take the array module ``xp`` and a
-random generator of it (``numpy.random.default_rng`` or ``cupy.random.default_rng``), so the CPU
-and GPU versions (:mod:`~graphgpu.kernels.generators.cpu`, :mod:`~graphgpu.kernels.generators.gpu`)
-differ only in what they pass. Edges come back as host (NumPy) arrays.
+Erdos-Renyi and R-MAT are vectorised: the functions here take the array module ``xp`` (and, for
+Erdos-Renyi, a random generator of it: ``numpy.random.default_rng`` or
+``cupy.random.default_rng``), so the CPU and GPU versions
+(:mod:`~graphgpu.kernels.generators.cpu`, :mod:`~graphgpu.kernels.generators.gpu`) differ only in
+what they pass. Edges come back as arrays of ``xp``. R-MAT draws from a counter-based stream, so
+its edges are the same on both backends (the CPU runs a compiled loop over the same formula).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,9 +43,14 @@ def check_limits(params: GeneratorParams) -> None:
                             field=size.edges_field, code="too_many_edges")
 
 
+def on_device(array: Any) -> bool:
+    """Whether ``array`` lives on a GPU (a CuPy array)."""
+    return hasattr(array, "__cuda_array_interface__")
+
+
 def to_host(array: Any) -> np.ndarray:
     """A NumPy copy of a CuPy array (NumPy arrays pass through)."""
-    return array.get() if hasattr(array, "get") else array
+    return array.get() if on_device(array) else array
 
 
 def pair_from_index(xp: Any, t: Any) -> tuple[Any, Any]:
@@ -113,45 +120,101 @@ def gnp_indices(xp: Any, rng: Any, total: int, p: float, progress: ProgressFn) -
 
 def erdos_renyi_edges(xp: Any, rng: Any, params: ErdosRenyiParams, progress: ProgressFn
                       ) -> EdgeSet:
-    """G(n, p) or G(n, m) edges drawn with ``rng`` (arrays of ``xp``), copied to the host."""
+    """G(n, p) or G(n, m) edges drawn with ``rng``, as arrays of ``xp`` (on the GPU they stay
+    there: :mod:`~graphgpu.kernels.generators.csr` builds the graph on the device)."""
     n, total = params.n, pairs(params.n)
     if params.m is not None:
         pieces = [sample_indices(xp, rng, total, params.m, progress)] if params.m else []
     else:
         pieces = gnp_indices(xp, rng, total, float(params.p or 0.0), progress)
-    src, dst = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    for piece in pieces:  # pairs per piece, copied off the device one at a time
+    src, dst = [xp.zeros(0, xp.int64)], [xp.zeros(0, xp.int64)]
+    for piece in pieces:
         i, j = pair_from_index(xp, piece)
-        src.append(to_host(i))
-        dst.append(to_host(j))
+        src.append(i)
+        dst.append(j)
     progress(1.0, "done")
-    return EdgeSet(np.concatenate(src), np.concatenate(dst), n)
+    return EdgeSet(xp.concatenate(src), xp.concatenate(dst), n)
 
 
+# R-MAT draws come from a counter-based generator (SplitMix64's mixer applied to the seed's
+# stream plus a counter): draw k of edge e is a pure function of (seed, e, k), so the NumPy,
+# Numba and CuPy versions give bit-identical edges, chunks and threads in any order.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+#: Stream tags: the edge draws and the relabelling keys of one seed are independent streams.
+EDGE_STREAM, PERMUTATION_STREAM = 1, 2
 
-def rmat_edges(xp: Any, rng: Any, params: RmatParams, progress: ProgressFn) -> EdgeSet:
-    """R-MAT edges drawn with ``rng`` (arrays of ``xp``) in chunks of :data:`CHUNK_EDGES`."""
+
+def mix64(z: Any) -> Any:
+    """SplitMix64's finaliser (a bijection of uint64) on a uint64 array or scalar."""
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+def stream_base(seed: int, tag: int) -> np.uint64:
+    """Start of the counter stream ``tag`` of ``seed``."""
+    with np.errstate(over="ignore"):
+        return mix64(np.uint64(seed) * GOLDEN + np.uint64(tag))
+
+
+class RmatThresholds(NamedTuple):
+    """R-MAT's quadrant bounds as 32-bit integers: a draw ``u`` (uniform on ``0..2**32-1``)
+    picks top-left below ``a``, top-right below ``ab``, bottom-left below ``abc``, else
+    bottom-right. Integers, so every backend compares alike."""
+
+    a: np.uint64
+    ab: np.uint64
+    abc: np.uint64
+
+    @classmethod
+    def of(cls, params: RmatParams) -> RmatThresholds:
+        def bound(p: float) -> np.uint64:
+            return np.uint64(min(round(p * 2**32), 2**32))
+
+        return cls(bound(params.a), bound(params.a + params.b),
+                   bound(params.a + params.b + params.c))
+
+
+def rmat_permutation(xp: Any, seed: int, n: int) -> Any:
+    """Graph500's random relabelling of the ``n`` vertices (so that an id carries no degree
+    information): the order of distinct 64-bit keys, the same on every backend."""
+    base = stream_base(seed, PERMUTATION_STREAM)
+    return xp.argsort(mix64(base + xp.arange(n, dtype=xp.uint64) * GOLDEN)).astype(xp.int64)
+
+
+def rmat_edges(xp: Any, params: RmatParams, progress: ProgressFn) -> EdgeSet:
+    """R-MAT edges as arrays of ``xp``, vectorised over chunks of :data:`CHUNK_EDGES` edges
+    (the GPU version; the CPU's compiled loop, :func:`graphgpu.kernels.generators.cpu.rmat`,
+    draws the same edges).
+
+    Level ``l`` of edge ``e`` (most significant bit first) takes half of the 64-bit draw
+    ``mix64(base + (e * ceil(scale / 2) + l // 2) * GOLDEN)``: the high 32 bits for even ``l``,
+    the low ones for odd ``l``.
+    """
     scale, n = params.scale, 1 << params.scale
-    total = params.edge_factor * n
-    # quadrant of each level from one uniform u: [0, a) top-left, [a, a+b) top-right,
-    # [a+b, a+b+c) bottom-left, the rest bottom-right (half the draws of Graph500's two uniforms)
-    a, ab = np.float32(params.a), np.float32(params.a + params.b)
-    abc = np.float32(params.a + params.b + params.c)
-    # Graph500 relabels vertices by a random permutation so that id carries no degree information
-    perm = permutation(xp, rng, n)
-    src, dst = np.empty(total, np.int64), np.empty(total, np.int64)
+    total, per_edge = params.edge_factor * n, np.uint64((params.scale + 1) // 2)
+    bounds, base = RmatThresholds.of(params), stream_base(params.seed, EDGE_STREAM)
+    perm = rmat_permutation(xp, params.seed, n)
+    src, dst = xp.empty(total, xp.int64), xp.empty(total, xp.int64)
     for start in range(0, total, CHUNK_EDGES):
         size = min(CHUNK_EDGES, total - start)
+        first = xp.arange(start, start + size, dtype=xp.uint64) * per_edge
         i, j = xp.zeros(size, xp.int64), xp.zeros(size, xp.int64)
-        for _ in range(scale):  # one bit of both endpoints per level, for every edge at once
-            u = rng.random(size, dtype=np.float32)
-            i_bit = u >= ab
+        for level in range(scale):  # one bit of both endpoints per level, every edge at once
+            if level % 2 == 0:
+                z = mix64(base + (first + np.uint64(level // 2)) * GOLDEN)
+                u = z >> _S32
+            else:
+                u = z & _LOW32
+            i_bit = u >= bounds.ab
             i <<= 1
             i |= i_bit
             j <<= 1
-            j |= (u >= a) & ~i_bit | (u >= abc)
-        src[start:start + size] = to_host(perm[i])
-        dst[start:start + size] = to_host(perm[j])
+            j |= (u >= bounds.a) & ~i_bit | (u >= bounds.abc)
+        src[start:start + size] = perm[i]
+        dst[start:start + size] = perm[j]
         progress((start + size) / total, f"{start + size} of {total} edges")
     return EdgeSet(src, dst, n)
-

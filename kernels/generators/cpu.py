@@ -1,7 +1,9 @@
 """CPU versions of the graph generators (NumPy and Numba); see :mod:`graphgpu.kernels.generators`.
 
-Barabasi-Albert and Watts-Strogatz are sequential processes, compiled with Numba; Erdos-Renyi and
-R-MAT are the vectorised code of :mod:`~graphgpu.kernels.generators.arrays` run with NumPy.
+Barabasi-Albert and Watts-Strogatz are sequential processes, compiled with Numba; Erdos-Renyi is
+the vectorised code of :mod:`~graphgpu.kernels.generators.arrays` run with NumPy; R-MAT a Numba
+loop over the same counter-based draws as that vectorised code (one pass, no temporaries), so
+both backends give the same edges.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ import numpy as np
 
 from graphgpu.kernels.core.registry import EdgeSet, ProgressFn
 from graphgpu.kernels.generators.arrays import (
+    CHUNK_EDGES,
+    EDGE_STREAM,
+    GOLDEN,
+    RmatThresholds,
     check_limits,
     erdos_renyi_edges,
+    mix64,
     pair_from_index,
     pairs,
-    rmat_edges,
+    rmat_permutation,
+    stream_base,
 )
 from graphgpu.kernels.generators.params import (
     BarabasiAlbertParams,
@@ -164,13 +172,49 @@ def erdos_renyi(params: ErdosRenyiParams, progress: ProgressFn) -> EdgeSet:
     return _seeded(erdos_renyi_edges, params, progress)
 
 
+_mix64 = numba.njit(cache=True, nogil=True, inline="always")(mix64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _rmat_block(start, scale, base, a, ab, abc, perm, src, dst):
+    """Edges ``start..start+src.size-1``: :func:`~graphgpu.kernels.generators.arrays.rmat_edges`
+    edge by edge (same draws, same bits)."""
+    per_edge = np.uint64((scale + 1) // 2)
+    for t in range(src.size):
+        first = np.uint64(start + t) * per_edge
+        i, j, z = 0, 0, np.uint64(0)
+        for level in range(scale):
+            if level % 2 == 0:
+                z = _mix64(base + (first + np.uint64(level // 2)) * GOLDEN)
+                u = z >> np.uint64(32)
+            else:
+                u = z & np.uint64(0xFFFFFFFF)
+            i_bit = u >= ab
+            j_bit = (u >= a and not i_bit) or u >= abc
+            i = (i << 1) | i_bit
+            j = (j << 1) | j_bit
+        src[t] = perm[i]
+        dst[t] = perm[j]
+
+
 def rmat(params: RmatParams, progress: ProgressFn) -> EdgeSet:
     """Graph500 R-MAT (Kronecker) graph on ``2**scale`` nodes, without noise.
 
     Draws ``edge_factor * 2**scale`` edges, self-loops and duplicates included (normalisation
-    removes them).
+    removes them); the vertices are relabelled by a random permutation, as Graph500 does.
     """
-    return _seeded(rmat_edges, params, progress)
+    check_limits(params)
+    n = 1 << params.scale
+    total = params.edge_factor * n
+    bounds = RmatThresholds.of(params)
+    base = stream_base(params.seed, EDGE_STREAM)
+    perm = rmat_permutation(np, params.seed, n)
+    src, dst = np.empty(total, np.int64), np.empty(total, np.int64)
+    for start in range(0, total, CHUNK_EDGES):
+        stop = min(start + CHUNK_EDGES, total)
+        _rmat_block(start, params.scale, base, *bounds, perm, src[start:stop], dst[start:stop])
+        progress(stop / total, f"{stop} of {total} edges")
+    return EdgeSet(src, dst, n)
 
 
 def grid(params: GridParams, progress: ProgressFn) -> EdgeSet:

@@ -20,8 +20,10 @@ from graphgpu.kernels.generators.params import GeneratorParams
 GENERATOR_BYTES_PER_EDGE = {
     "barabasi_albert": 48, "watts_strogatz": 40, "erdos_renyi": 64, "rmat": 56, "grid": 16,
 }
-#: Device bytes per edge of the GPU versions (draws, ids, the sort's buffers).
-DEVICE_BYTES_PER_EDGE = 48
+#: Device bytes per edge of the GPU versions at their peak, building the graph on the device
+#: (csr.arc_keys, csr.csr_from_keys): the drawn int64 ids (16), one arc's keys and their
+#: loop-free copy (16), both arcs' keys (16); then the keys, the sort's output and its scratch.
+DEVICE_BYTES_PER_EDGE = 56
 
 
 def edges_upper(params: GeneratorParams) -> int:

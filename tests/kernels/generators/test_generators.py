@@ -1,6 +1,7 @@
 """Graph generators: determinism, model properties against NetworkX, validation and limits.
 
-GPU versions (``rmat``, ``erdos_renyi``) are checked with ``-m gpu`` on the device machine.
+GPU versions (``rmat``, ``erdos_renyi``) are checked with ``-m gpu`` on the device machine; their
+shared vectorised code also runs here with NumPy standing in for CuPy.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from graphgpu.kernels.generators import (
     GPU_THRESHOLD_EDGES,
     expected_edges,
     generate,
+    generate_graph,
     preferred_backend,
     validate_params,
 )
+from graphgpu.kernels.generators.csr import csr_by_sort
 
 RANDOM = {
     "barabasi_albert": {"n": 300, "m": 3},
@@ -298,8 +301,25 @@ def test_gpu_rmat_shape_and_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     graph = as_graph(edges)
     assert graph.n == n and graph.m <= 16 * n
     assert graph.degrees().max() > 10 * graph.degrees().mean()
-    cpu = as_graph(generate("rmat", {"scale": 12, "edge_factor": 16}))
-    assert abs(graph.m - cpu.m) < 0.05 * cpu.m  # same model: about as many distinct edges
+    cpu = generate("rmat", {"scale": 12, "edge_factor": 16})
+    np.testing.assert_array_equal(edges.src, cpu.src)  # one counter-based stream: same edges
+    np.testing.assert_array_equal(edges.dst, cpu.dst)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize(("name", "params"), [
+    ("rmat", {"scale": 12, "seed": 2}), ("rmat", {"scale": 4, "edge_factor": 30}),
+    ("erdos_renyi", {"n": 5000, "p": 0.01}), ("erdos_renyi", {"n": 10, "m": 0}),
+])
+def test_gpu_generate_graph_is_build_graph_of_the_edges(name: str, params: dict) -> None:
+    edges = generate(name, params, backend="gpu")
+    expected, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    graph, ours = generate_graph(name, params, backend="gpu")
+    assert ours == report
+    assert isinstance(graph.indices, np.ndarray) and graph.indices.dtype == expected.indices.dtype
+    np.testing.assert_array_equal(graph.indptr, expected.indptr)
+    np.testing.assert_array_equal(graph.indices, expected.indices)
 
 
 class NumpyAsCupy:
@@ -330,12 +350,88 @@ class CupyLikeRng:
 def test_gpu_code_path_with_numpy_standing_in(name: str, params: dict) -> None:
     from graphgpu.kernels.generators import arrays as module
 
-    impl = {"rmat": module.rmat_edges, "erdos_renyi": module.erdos_renyi_edges}[name]
     model = validate_params(name, params)
-    edges = impl(NumpyAsCupy(), CupyLikeRng(1), model, lambda f, message="": None)
+    xp, quiet = NumpyAsCupy(), lambda f, message="": None
+    edges = (module.rmat_edges(xp, model, quiet) if name == "rmat"
+             else module.erdos_renyi_edges(xp, CupyLikeRng(1), model, quiet))
     graph = as_graph(edges)
     assert graph.n == model.expected_size().nodes
     if name == "erdos_renyi" and model.m is not None:
         assert edges.src.size == graph.m == model.m
     if name == "rmat":
         assert graph.degrees().max() > 10 * graph.degrees().mean()
+        # the vectorised (GPU) code draws exactly the compiled CPU loop's edges
+        cpu = generate(name, params)
+        np.testing.assert_array_equal(edges.src, cpu.src)
+        np.testing.assert_array_equal(edges.dst, cpu.dst)
+
+
+@pytest.mark.parametrize("params", [{"scale": 11, "seed": 5}, {"scale": 9, "edge_factor": 3,
+                                    "seed": 2**63 - 1, "a": 0.4, "b": 0.3, "c": 0.2}])
+def test_rmat_vectorised_and_compiled_agree_across_chunks(monkeypatch: pytest.MonkeyPatch,
+                                                          params: dict) -> None:
+    from graphgpu.kernels.generators import arrays as module
+
+    whole = generate("rmat", params)
+    monkeypatch.setattr("graphgpu.kernels.generators.arrays.CHUNK_EDGES", 1000)
+    monkeypatch.setattr("graphgpu.kernels.generators.cpu.CHUNK_EDGES", 777)
+    chunked = generate("rmat", params)
+    vectorised = module.rmat_edges(np, validate_params("rmat", params), lambda f, m="": None)
+    for edges in (chunked, vectorised):
+        np.testing.assert_array_equal(edges.src, whole.src)
+        np.testing.assert_array_equal(edges.dst, whole.dst)
+
+
+def test_rmat_quadrant_frequencies() -> None:
+    # one level: the first bit of (src, dst) before relabelling falls in each quadrant with
+    # probability a, b, c, d; with scale 1 the relabelling is a permutation of {0, 1}
+    params = {"scale": 1, "edge_factor": 40_000, "a": 0.5, "b": 0.2, "c": 0.2, "seed": 3}
+    edges = generate("rmat", params)
+    from graphgpu.kernels.generators.arrays import rmat_permutation
+
+    perm = rmat_permutation(np, 3, 2)
+    inverse = np.argsort(perm)
+    i, j = inverse[edges.src], inverse[edges.dst]
+    counts = np.bincount(2 * i + j, minlength=4) / i.size
+    np.testing.assert_allclose(counts, [0.5, 0.2, 0.2, 0.1], atol=0.01)
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("rmat", {"scale": 10, "seed": 4}), ("rmat", {"scale": 3, "edge_factor": 40}),
+    ("erdos_renyi", {"n": 400, "p": 0.05}), ("erdos_renyi", {"n": 9, "m": 0}),
+    ("barabasi_albert", {"n": 300, "m": 3}), ("watts_strogatz", {"n": 200, "k": 6, "p": 0.3}),
+    ("grid", {"rows": 1, "cols": 1}), ("grid", {"rows": 7, "cols": 5}),
+])
+def test_generate_graph_is_build_graph_of_the_edges(name: str, params: dict) -> None:
+    edges = generate(name, params)
+    expected, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    graph, ours = generate_graph(name, params)
+    assert ours == report
+    for got in (graph, Graph(*csr_by_sort(np, edges.src, edges.dst, edges.num_nodes)[:2],
+                             node_ids=expected.node_ids)):
+        for field in ("indptr", "indices", "node_ids"):
+            ours_array, theirs = getattr(got, field), getattr(expected, field)
+            assert ours_array.dtype == theirs.dtype, field
+            np.testing.assert_array_equal(ours_array, theirs)
+
+
+def test_generate_graph_checks_the_edge_limit() -> None:
+    from graphgpu.kernels.core.settings import Settings
+
+    with pytest.raises(LimitExceeded):
+        generate_graph("grid", {"rows": 3, "cols": 3}, settings=Settings(max_edges=5))
+
+
+def test_device_build_branch_with_numpy_standing_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphgpu.kernels.generators import csr
+
+    params = {"scale": 9, "edge_factor": 6, "seed": 8}
+    edges = generate("rmat", params)
+    expected, report = build_graph(edges.src, edges.dst, extra_nodes=np.arange(edges.num_nodes))
+    monkeypatch.setattr(csr, "on_device", lambda array: True)
+    monkeypatch.setattr(csr, "cupy", lambda: np)
+    graph, ours = generate_graph("rmat", params)
+    assert ours == report
+    np.testing.assert_array_equal(graph.indptr, expected.indptr)
+    np.testing.assert_array_equal(graph.indices, expected.indices)
+    assert graph.indices.dtype == expected.indices.dtype
