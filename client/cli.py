@@ -102,7 +102,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     """``graphgpu worker``: one more worker against the configured Redis."""
     extra = ["--backend", args.backend, *(["--name", args.name] if args.name else []),
-             *(["--burst"] if args.burst else [])]
+             *(["--burst"] if args.burst else []),
+             # the API's data over HTTP, not a shared folder (a worker on another host)
+             *(["--remote"] if os.environ.get("GRAPHGPU_URL")
+               and os.environ.get("GRAPHGPU_WORKER_KEY") else [])]
     return _exec_module("graphgpu.workers", extra)
 
 

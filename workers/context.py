@@ -9,6 +9,7 @@ from redis import Redis
 from graphgpu.kernels.core.registry import Backend
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
+from graphgpu.workers.remote import RemoteApi
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class WorkerContext:
     name: str
     backend: Backend
     device: str
+    #: The API over HTTP, for a worker on another host (None: the API's data folder is ours).
+    remote: RemoteApi | None = None
 
 
 _context: WorkerContext | None = None
