@@ -22,10 +22,12 @@ import pytest
 
 from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu
 from graphgpu.kernels.core import protocol
-from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph, NormalizationReport, build_graph
 from graphgpu.kernels.core.registry import algorithms, comparable_summary, no_progress
+from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.kernels.core.transfer import FolderStream
+from graphgpu.workers.remote import GraphCache
 from tests.conftest import REPO, Stack, wait_until
 from tests.kernels.core.test_contract import example_params, small_graph
 
@@ -41,9 +43,6 @@ def unshare_permitted() -> bool:
         return False
 
 
-pytestmark = pytest.mark.skipif(not unshare_permitted(), reason=(
-    "`unshare -m` is not permitted here (needs root or user namespaces): the workers could "
-    "not be kept from the API's data folder"))
 
 
 class RemoteStack(Stack):
@@ -71,6 +70,9 @@ class RemoteStack(Stack):
 @pytest.fixture(scope="module")
 def remote(redis_url: str, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[tuple[RemoteStack, list[Path]]]:
+    if not unshare_permitted():
+        pytest.skip("`unshare -m` is not permitted here (needs root or user namespaces): the "
+                    "workers could not be kept from the API's data folder")
     root = tmp_path_factory.mktemp("remote")
     stack = RemoteStack(redis_url, root / "api", worker_key=KEY)
     homes = [root / "worker0", root / "worker1"]
@@ -231,3 +233,22 @@ def test_a_killed_remote_worker_loses_nothing(remote) -> None:
     assert job["worker"] != running["worker"] and job["lost"][0]["worker"] == running["worker"]
     summary = stack.http.get(job["result_url"]).json()["summary"]
     assert summary["degree_sum"] == 2 * BA.number_of_edges()
+
+
+def test_the_graph_cache_keeps_the_recently_used_within_its_cap(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    store = GraphStore(settings.graphs_dir, settings.tmp_dir)
+    ring = np.arange(500)
+    ids = [store.put(build_graph(ring + 1000 * i, np.roll(ring, 1) + 1000 * i)[0], name=None,
+                     source={}, report=NormalizationReport(500, 0, 0))[0]["id"]
+           for i in range(3)]
+    size = sum(f.stat().st_size for f in store.path(ids[0]).iterdir())
+    for age, graph_id in enumerate(ids):  # ids[0] the least recently used
+        os.utime(store.path(graph_id), (1000.0 + age, 1000.0 + age))
+    # No API needed: every graph asked for is cached already.
+    cache = GraphCache(settings.model_copy(update={"graph_cache_bytes": int(2.5 * size)}),
+                       api=None)  # type: ignore[arg-type]
+    assert cache.load(ids[0]).n == 500  # now the most recently used: ids[1] goes
+    assert [cache.exists(graph_id) for graph_id in ids] == [True, False, True]
+    cache.load(ids[2])  # within the cap: nothing more goes
+    assert [cache.exists(graph_id) for graph_id in ids] == [True, False, True]
