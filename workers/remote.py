@@ -85,6 +85,7 @@ class RemoteApi:
         if not settings.url or settings.worker_key is None:
             raise ValueError("a remote worker needs GRAPHGPU_URL and GRAPHGPU_WORKER_KEY")
         self.settings = settings
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # not a log line per request
         self.http = httpx.Client(
             base_url=settings.url.rstrip("/") + INTERNAL_PREFIX,
             headers={"Authorization": f"Bearer {settings.worker_key.get_secret_value()}",
