@@ -46,13 +46,14 @@ from graphgpu.kernels.core.transfer import (
 )
 
 log = logging.getLogger("graphgpu.remote")
-#: Tries of one transfer when the API cannot be reached or answers 5xx (backing off between).
-TRIES = 5
+#: Seconds one transfer keeps trying while the API cannot be reached or answers 5xx (backing
+#: off between tries), enough for `serve` to restart a dead API.
+RETRY_SECONDS = 60.0
 T = TypeVar("T")
 
 
 class TransferFailed(KernelError):
-    """The API refused a transfer, or could not be reached in :data:`TRIES` tries."""
+    """The API refused a transfer, or could not be reached for :data:`RETRY_SECONDS`."""
 
     code = "transfer_failed"
 
@@ -97,8 +98,10 @@ class RemoteApi:
               content: Callable[[], Iterable[bytes]] | None = None) -> T:
         """One request, tried again from the start while the API is unreachable or answers
         5xx; ``read`` consumes a 2xx response (a stream); a 4xx raises at once."""
-        delay, problem = 0.5, ""
-        for attempt in range(1, TRIES + 1):
+        delay, problem, tries = 0.5, "", 0
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
+            tries += 1
             try:
                 with self.http.stream(method, path,
                                       content=content() if content else None) as response:
@@ -112,13 +115,14 @@ class RemoteApi:
                     problem = f"HTTP {response.status_code}: {message}"
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}"
-            if attempt < TRIES:
-                log.warning("%s %s failed (%s): trying again in %.1f s", method, path,
-                            problem, delay)
-                time.sleep(delay)
-                delay = min(8.0, delay * 2)
-        raise TransferFailed(f"{method} {path} failed {TRIES} times, last: {problem} "
-                             f"(API at {self.settings.url})")
+            if time.monotonic() + delay > deadline:
+                raise TransferFailed(f"{method} {path} failed {tries} times in "
+                                     f"{RETRY_SECONDS:.0f} s, last: {problem} (API at "
+                                     f"{self.settings.url})")
+            log.warning("%s %s failed (%s): trying again in %.1f s", method, path, problem,
+                        delay)
+            time.sleep(delay)
+            delay = min(8.0, delay * 2)
 
     def check(self) -> None:
         """Whether the API answers the worker key (called at start-up, to fail early)."""

@@ -20,6 +20,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from graphgpu.client import cli
 from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.graph import Graph, NormalizationReport, build_graph
@@ -252,3 +253,15 @@ def test_the_graph_cache_keeps_the_recently_used_within_its_cap(tmp_path: Path) 
     assert [cache.exists(graph_id) for graph_id in ids] == [True, False, True]
     cache.load(ids[2])  # within the cap: nothing more goes
     assert [cache.exists(graph_id) for graph_id in ids] == [True, False, True]
+
+
+def test_graphgpu_worker_is_remote_with_the_url_and_the_key(monkeypatch) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(os, "execv", lambda exe, argv: calls.append(argv))
+    monkeypatch.delenv("GRAPHGPU_WORKER_KEY", raising=False)
+    monkeypatch.setenv("GRAPHGPU_URL", "http://api-host:8000")
+    # The URL alone is the client's setting: a worker beside the API stays local.
+    assert cli.main(["worker", "--backend", "cpu"]) == 0 and "--remote" not in calls[-1]
+    monkeypatch.setenv("GRAPHGPU_WORKER_KEY", KEY)
+    assert cli.main(["worker", "--backend", "cpu"]) == 0
+    assert calls[-1][1:] == ["-m", "graphgpu.workers", "--backend", "cpu", "--remote"]
