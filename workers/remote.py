@@ -95,7 +95,7 @@ class RemoteApi:
         self.graphs = GraphCache(settings, self)
 
     def _call(self, method: str, path: str, read: Callable[[httpx.Response], T],
-              content: Callable[[], Iterable[bytes]] | None = None) -> T:
+              content: Callable[[], bytes | Iterable[bytes]] | None = None) -> T:
         """One request, tried again from the start while the API is unreachable or answers
         5xx; ``read`` consumes a 2xx response (a stream); a 4xx raises at once."""
         delay, problem, tries = 0.5, "", 0
@@ -139,7 +139,7 @@ class RemoteApi:
     def upload(self, path: str, folder: Path) -> Any:
         """``PUT`` the folder ``folder`` to ``path``; the API's JSON answer (None if empty)."""
         return self._call("PUT", path, lambda response: response.read() and response.json(),
-                          content=lambda: FolderStream(folder))
+                          content=lambda: FolderStream(folder).body())
 
     def hand_over(self, job_id: str) -> None:
         """Give the API the result folder that job ``job_id`` wrote here, then drop it here."""

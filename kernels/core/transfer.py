@@ -28,12 +28,17 @@ INTERNAL_PREFIX = "/internal/v1"
 WORKER_HEADER = "X-Graphgpu-Worker"
 #: Bytes read or sent at a time.
 CHUNK = 1 << 20
+#: Folders up to this size travel as one buffer with its length, not streamed: the chunks of a
+#: streamed body leave in small writes, which Nagle's algorithm holds for the peer's delayed ACK
+#: (tens of ms for a small result).
+SMALL_BYTES = 4 * CHUNK
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _BLOCK = tarfile.BLOCKSIZE
 
 
 class FolderStream:
-    """The plain files directly inside ``folder`` as one tar stream (iterate for the chunks).
+    """The plain files directly inside ``folder`` as one tar stream (iterate for the chunks;
+    :meth:`body` for what to send).
 
     The files are opened here, before the first chunk: a folder deleted or replaced while it
     streams (a graph deleted, a result written again) still streams whole, and a missing folder
@@ -44,6 +49,8 @@ class FolderStream:
         self.files = [(path.name, open(path, "rb"))  # noqa: SIM115 (closed by __iter__)
                       for path in sorted(Path(folder).iterdir())
                       if path.is_file() and _NAME.fullmatch(path.name)]
+        #: Bytes of file content in all.
+        self.size = sum(os.fstat(handle.fileno()).st_size for _, handle in self.files)
 
     def __iter__(self) -> Iterator[bytes]:
         try:
@@ -59,6 +66,10 @@ class FolderStream:
             yield b"\0" * (2 * _BLOCK)  # end of archive
         finally:
             self.close()
+
+    def body(self) -> bytes | FolderStream:
+        """The archive whole when small (:data:`SMALL_BYTES`), else this stream."""
+        return b"".join(self) if self.size <= SMALL_BYTES else self
 
     def close(self) -> None:
         for _, handle in self.files:

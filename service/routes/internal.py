@@ -18,6 +18,7 @@ whole result or none.
 
 from __future__ import annotations
 
+import io
 import shutil
 import uuid
 from pathlib import Path
@@ -52,6 +53,8 @@ _bearer = HTTPBearer(auto_error=False)
 #: Bytes of tar headers and padding allowed above a body's content limit.
 _TAR_OVERHEAD = 1 << 20
 _TAR = "application/x-tar"
+#: Body bytes kept in memory before the rest goes to a file.
+IN_MEMORY_BYTES = 8 * CHUNK
 
 
 def authenticate_worker(
@@ -84,16 +87,18 @@ def ping() -> dict[str, Any]:
     return {"worker_routes": True}
 
 
-def _stream(folder: Path, missing: str) -> StreamingResponse:
+def _stream(folder: Path, missing: str) -> Response:
     try:
-        stream = FolderStream(folder)
+        body = FolderStream(folder).body()
     except (FileNotFoundError, NotADirectoryError):
         raise NotFound(missing) from None
-    return StreamingResponse(iter(stream), media_type=_TAR)
+    if isinstance(body, bytes):
+        return Response(body, media_type=_TAR)
+    return StreamingResponse(iter(body), media_type=_TAR)
 
 
 @router.get("/graphs/{graph_id}")
-def get_graph(graph_id: str, request: Request) -> StreamingResponse:
+def get_graph(graph_id: str, request: Request) -> Response:
     """A stored graph's folder (its ``.npy`` arrays and ``meta.json``) as a tar stream."""
     st = state(request)
     if not st.graphs.exists(graph_id):
@@ -102,52 +107,77 @@ def get_graph(graph_id: str, request: Request) -> StreamingResponse:
 
 
 @router.get("/jobs/{job_id}/result")
-def get_result(job_id: str, request: Request) -> StreamingResponse:
+def get_result(job_id: str, request: Request) -> Response:
     """A job's result folder as a tar stream (the shards' results, for a remote reduce)."""
     folder = protocol.result_folder(state(request).settings, job_id)
     return _stream(folder, f"job {job_id!r} has no result")
 
 
-async def _receive(request: Request, target: Path, limit: int, setting: str) -> None:
-    """Unpack the request's tar body into the new folder ``target`` (413 past ``limit`` bytes
-    of content, the setting ``setting``; 400 for anything but a flat folder of plain files)."""
-    too_large = ApiError(413, "too_large", f"more than {limit} bytes (GRAPHGPU_{setting})")
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit + _TAR_OVERHEAD:
-        raise too_large
-    target.parent.mkdir(parents=True, exist_ok=True)
-    spool = target.parent / "body.tar"
-    received, pending = 0, bytearray()
-    with open(spool, "wb") as out:
-        async for chunk in request.stream():
-            received += len(chunk)
-            if received > limit + _TAR_OVERHEAD:
-                raise too_large
-            pending += chunk
-            if len(pending) >= 4 * CHUNK:  # the disk writes off the event loop
-                await run_in_threadpool(out.write, bytes(pending))
-                pending.clear()
-        await run_in_threadpool(out.write, bytes(pending))
+class Body:
+    """A request's tar body, read whole: in memory while small, spilled to a file past
+    :data:`IN_MEMORY_BYTES` (most results are small: no file, no thread hop per chunk)."""
 
-    def unpack_spool() -> None:
-        with open(spool, "rb") as body:
-            unpack(body, target, limit)
+    def __init__(self, spool: Path, limit: int, setting: str) -> None:
+        self.data, self.spool, self.file = bytearray(), spool, None
+        self.limit, self.setting, self.received = limit, setting, 0
 
+    def too_large(self) -> ApiError:
+        return ApiError(413, "too_large", f"more than {self.limit} bytes of content "
+                        f"(GRAPHGPU_{self.setting})")
+
+    async def read(self, request: Request) -> Body:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > self.limit + _TAR_OVERHEAD:
+            raise self.too_large()
+        try:
+            async for chunk in request.stream():
+                self.received += len(chunk)
+                if self.received > self.limit + _TAR_OVERHEAD:
+                    raise self.too_large()
+                self.data += chunk
+                if len(self.data) >= IN_MEMORY_BYTES:  # the disk writes off the event loop
+                    await run_in_threadpool(self.spill)
+        except BaseException:  # refused or cut off: nothing stays behind
+            await run_in_threadpool(self.discard)
+            raise
+        return self
+
+    def spill(self) -> None:
+        if self.file is None:
+            self.spool.parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(self.spool, "wb")  # noqa: SIM115 (closed by unpack_into)
+        self.file.write(self.data)
+        self.data.clear()
+
+    def discard(self) -> None:
+        """Drop the spilled file, if any, and its folder."""
+        if self.file is not None:
+            self.file.close()
+            shutil.rmtree(self.spool.parent, ignore_errors=True)
+
+    def unpack_into(self, target: Path) -> None:
+        """Unpack into the new folder ``target`` (413 past the limit, 400 for anything but a
+        flat folder of plain files)."""
+        try:
+            if self.file is None:
+                unpack(io.BytesIO(self.data), target, self.limit)
+            else:
+                self.spill()
+                self.file.close()
+                with open(self.spool, "rb") as body:
+                    unpack(body, target, self.limit)
+        except LimitExceeded:
+            raise self.too_large() from None
+        except InvalidInput as exc:
+            raise ApiError(400, exc.code, exc.message) from None
+
+
+def _store_graph(st: State, body: Body, folder: Path, graph_id: str) -> bool:
+    """Store the uploaded graph, unpacked as ``folder / graph_id`` (its content checked against
+    the id, its numbers recomputed), then drop ``folder``; True when it was new."""
     try:
-        await run_in_threadpool(unpack_spool)
-    except LimitExceeded:
-        raise too_large from None
-    except InvalidInput as exc:
-        raise ApiError(400, exc.code, exc.message) from None
-    finally:
-        spool.unlink(missing_ok=True)
-
-
-def _store_graph(st: State, folder: Path, graph_id: str) -> bool:
-    """Store the uploaded graph folder ``folder / graph_id`` (its content checked against the
-    id, its numbers recomputed); True when it was new."""
-    upload = GraphStore(folder, folder / "tmp")  # a store of one graph, read as any other
-    try:
+        body.unpack_into(folder / graph_id)
+        upload = GraphStore(folder, folder / "tmp")  # a store of one graph, read as any other
         graph = upload.load(graph_id)
         sent = upload.meta(graph_id)
         report = NormalizationReport(**sent["normalization"])
@@ -157,6 +187,8 @@ def _store_graph(st: State, folder: Path, graph_id: str) -> bool:
                                    report=report)
     except (KernelError, KeyError, TypeError, ValueError) as exc:
         raise ApiError(400, "invalid_graph", f"not a stored graph's folder: {exc}") from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return created
 
 
@@ -165,12 +197,9 @@ async def put_graph(graph_id: str, request: Request) -> dict[str, Any]:
     """Store a graph that a worker's generator job made (capped as a decompressed upload)."""
     st = state(request)
     staging = st.settings.tmp_dir / f"graph-upload.{uuid.uuid4().hex}"
-    try:
-        await _receive(request, staging / graph_id, st.settings.max_decompressed_bytes,
-                       "MAX_DECOMPRESSED_BYTES")
-        created = await run_in_threadpool(_store_graph, st, staging, graph_id)
-    finally:
-        await run_in_threadpool(shutil.rmtree, staging, True)
+    body = await Body(staging / "body.tar", st.settings.max_decompressed_bytes,
+                      "MAX_DECOMPRESSED_BYTES").read(request)
+    created = await run_in_threadpool(_store_graph, st, body, staging, graph_id)
     return {"id": graph_id, "created": created}
 
 
@@ -203,12 +232,18 @@ def check_owner(st: State, job_id: str, worker: str) -> None:
                    field=WORKER_HEADER)
 
 
-def _place_result(st: State, job_id: str, worker: str, staging: Path) -> None:
-    if not (staging / "result" / protocol.RESULT_MANIFEST).is_file():
-        raise ApiError(400, "invalid_result", f"a result needs {protocol.RESULT_MANIFEST}")
-    check_owner(st, job_id, worker)  # again: the job may have been taken away meanwhile
-    replace_folder(staging / "result", protocol.result_folder(st.settings, job_id),
-                   staging / "replaced")
+def _place_result(st: State, job_id: str, worker: str, body: Body, staging: Path) -> None:
+    """Unpack the result into ``staging``, check it and its sender again, rename it into
+    place; ``staging`` goes whatever happens."""
+    try:
+        body.unpack_into(staging / "result")
+        if not (staging / "result" / protocol.RESULT_MANIFEST).is_file():
+            raise ApiError(400, "invalid_result", f"a result needs {protocol.RESULT_MANIFEST}")
+        check_owner(st, job_id, worker)  # again: the job may have been taken away meanwhile
+        replace_folder(staging / "result", protocol.result_folder(st.settings, job_id),
+                       staging / "replaced")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 @router.put("/jobs/{job_id}/result", status_code=204)
@@ -219,10 +254,7 @@ async def put_result(job_id: str, request: Request,
     st = state(request)
     await run_in_threadpool(check_owner, st, job_id, worker)  # before reading the body
     staging = st.settings.tmp_dir / f"result-upload.{job_id}.{uuid.uuid4().hex}"
-    try:
-        await _receive(request, staging / "result", st.settings.max_result_bytes,
-                       "MAX_RESULT_BYTES")
-        await run_in_threadpool(_place_result, st, job_id, worker, staging)
-    finally:
-        await run_in_threadpool(shutil.rmtree, staging, True)
+    body = await Body(staging / "body.tar", st.settings.max_result_bytes,
+                      "MAX_RESULT_BYTES").read(request)
+    await run_in_threadpool(_place_result, st, job_id, worker, body, staging)
     return Response(status_code=204)
