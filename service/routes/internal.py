@@ -137,8 +137,9 @@ class Body:
                 self.data += chunk
                 if len(self.data) >= IN_MEMORY_BYTES:  # the disk writes off the event loop
                     await run_in_threadpool(self.spill)
-        except BaseException:  # refused or cut off: nothing stays behind
-            await run_in_threadpool(self.discard)
+        except BaseException:
+            # Refused or cut off: nothing stays behind (no await: the task may be cancelled).
+            self.discard()
             raise
         return self
 

@@ -13,9 +13,11 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import networkx as nx
 import numpy as np
 import pytest
@@ -33,6 +35,8 @@ from tests.conftest import REPO, Stack, wait_until
 from tests.kernels.core.test_contract import example_params, small_graph
 
 KEY = "worker-secret-0123456789"
+#: GRAPHGPU_MAX_RESULT_BYTES of the stack: above every example's result.
+RESULT_LIMIT = 1_000_000
 #: The test plugin (a sleeping job for the kill test) is no family of ours.
 FAMILY_ALGORITHMS = sorted(name for name in algorithms() if name != "test_sleep")
 
@@ -75,7 +79,8 @@ def remote(redis_url: str, tmp_path_factory: pytest.TempPathFactory
         pytest.skip("`unshare -m` is not permitted here (needs root or user namespaces): the "
                     "workers could not be kept from the API's data folder")
     root = tmp_path_factory.mktemp("remote")
-    stack = RemoteStack(redis_url, root / "api", worker_key=KEY)
+    stack = RemoteStack(redis_url, root / "api", worker_key=KEY,
+                        max_result_bytes=str(RESULT_LIMIT))
     homes = [root / "worker0", root / "worker1"]
     try:
         stack.start_api()
@@ -265,3 +270,31 @@ def test_graphgpu_worker_is_remote_with_the_url_and_the_key(monkeypatch) -> None
     monkeypatch.setenv("GRAPHGPU_WORKER_KEY", KEY)
     assert cli.main(["worker", "--backend", "cpu"]) == 0
     assert calls[-1][1:] == ["-m", "graphgpu.workers", "--backend", "cpu", "--remote"]
+
+
+def test_a_result_is_checked_before_it_lands(remote, tmp_path: Path) -> None:
+    stack, _ = remote
+    job_id = uuid.uuid4().hex  # a job that worker "w-test" runs, as its record says
+    stack.redis.hset(f"{stack.prefix}:job:{job_id}", mapping={
+        "id": json.dumps(job_id), "status": json.dumps("running"), "worker": json.dumps("w-test")})
+    headers = {"Authorization": f"Bearer {KEY}", "X-Graphgpu-Worker": "w-test"}
+
+    def put(content: bytes) -> httpx.Response:
+        return stack.http.put(f"/internal/v1/jobs/{job_id}/result", headers=headers,
+                              content=iter([content]))  # streamed: no length to refuse early
+
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / protocol.RESULT_MANIFEST).write_text("{}")
+    (big / "values.npy").write_bytes(b"x" * (RESULT_LIMIT + 1))
+    assert put(b"".join(FolderStream(big))).status_code == 413
+    assert put(b"not a tar archive" * 100).json()["error"]["code"] == "invalid_input"
+    (big / "values.npy").unlink()
+    (big / protocol.RESULT_MANIFEST).unlink()
+    (big / "values.npy").write_bytes(b"x")
+    assert put(b"".join(FolderStream(big))).json()["error"]["code"] == "invalid_result"
+    assert not (stack.data_dir / "results" / job_id).exists()
+    (big / protocol.RESULT_MANIFEST).write_text('{"summary": {}}')
+    assert put(b"".join(FolderStream(big))).status_code == 204
+    assert (stack.data_dir / "results" / job_id / "values.npy").read_bytes() == b"x"
+    assert not any((stack.data_dir / "tmp").glob("result-upload.*"))  # no staging left behind
