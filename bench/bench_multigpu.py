@@ -175,7 +175,8 @@ def main() -> None:
         root = Path(tmp)
         redis = RedisServer(root / "redis")
         port = free_port()
-        env = {**os.environ, "GRAPHGPU_REDIS_URL": redis.start(), "PYTHONPATH": str(ROOT),
+        env = {**os.environ, "GRAPHGPU_REDIS_URL": redis.start(), "PYTHONPATH": os.pathsep.join(
+                   filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                "GRAPHGPU_DATA_DIR": str(root / "api"), "GRAPHGPU_WORKER_KEY": WORKER_KEY,
                "GRAPHGPU_URL": f"http://127.0.0.1:{port}", "GRAPHGPU_LOG_FORMAT": "text",
                "GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY": "0"}
