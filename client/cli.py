@@ -312,7 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="log every API request (GRAPHGPU_LOG_REQUESTS; default: quiet)")
     p.set_defaults(local=cmd_serve)
 
-    p = sub.add_parser("worker", help="run one more worker")
+    p = sub.add_parser("worker", help="run one more worker (on another host than the API's: "
+                       "set GRAPHGPU_URL and GRAPHGPU_WORKER_KEY too)")
     backend_option(p)
     p.add_argument("--name", help="worker name (default: host and pid)")
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
