@@ -20,5 +20,5 @@ RUN pip install --no-cache-dir '.[gpu]'
 
 VOLUME /data
 EXPOSE 8000
-# Default: the API. The worker service overrides the command with `python -m graphgpu.workers`.
+# Default: the API. The worker service overrides the command with `graphgpu worker`.
 CMD ["uvicorn", "graphgpu.service.app:create_app", "--factory", "--host", "0.0.0.0", "--port", "8000"]

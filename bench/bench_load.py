@@ -54,8 +54,10 @@ def small_graph(n: int = 1000, m: int = 4000, seed: int = 1) -> bytes:
 class Service:
     """redis-server, the API and CPU workers as child processes, logs into ``folder``."""
 
-    def __init__(self, folder: Path, workers: int, log: Path | None = None) -> None:
+    def __init__(self, folder: Path, workers: int, log: Path | None = None,
+                 remote: bool = False) -> None:
         self.folder = folder
+        self.remote = remote
         self.log = log or folder / "service.log"
         self.redis = RedisServer(folder / "redis")
         self.port = free_port()
@@ -70,7 +72,7 @@ class Service:
                "GRAPHGPU_DATA_DIR": str(self.folder / "data"), "PYTHONPATH": str(REPO),
                # measure the service, not the per-key limiter: 1,000 clients share one key
                "GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY": "0", "GRAPHGPU_RATE_LIMIT_PER_SECOND": "0",
-               "CUDA_VISIBLE_DEVICES": ""}
+               "CUDA_VISIBLE_DEVICES": "", "GRAPHGPU_WORKER_KEY": uuid.uuid4().hex}
         log = self.log.open("wb")
         self.children.append(subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
@@ -78,10 +80,14 @@ class Service:
              # idle keep-alive connections outlive the clients' pauses, as behind a proxy
              "--timeout-keep-alive", "120"],
             env=env, cwd=REPO, stdout=log, stderr=log))
-        for _ in range(self.workers):
+        for index in range(self.workers):
+            # --remote: as on another host, its own data folder and the API over HTTP
+            remote = {"GRAPHGPU_DATA_DIR": str(self.folder / f"worker{index}"),
+                      "GRAPHGPU_URL": self.base_url} if self.remote else {}
             self.children.append(subprocess.Popen(
-                [sys.executable, "-m", "graphgpu.workers", "--backend", "cpu"],
-                env=env, cwd=REPO, stdout=log, stderr=log))
+                [sys.executable, "-m", "graphgpu.workers", "--backend", "cpu",
+                 *(["--remote"] if self.remote else [])],
+                env={**env, **remote}, cwd=REPO, stdout=log, stderr=log))
         deadline = time.monotonic() + 120
         with httpx.Client(base_url=self.base_url) as client:
             while time.monotonic() < deadline:
@@ -206,8 +212,9 @@ def report(tally: Tally, wall: float, lost: list[str], statuses: Counter[str], n
            args: argparse.Namespace) -> str:
     succeeded = statuses.get("succeeded", 0)
     requests = len(tally.submit_ms) + len(tally.poll_ms)
+    workers = f"cpu x{args.workers}" + (" remote" if args.remote else "")
     head = print_table([{
-        "graph": f"random {n}-node", "n": n, "m": m, "backend": f"cpu x{args.workers}",
+        "graph": f"random {n}-node", "n": n, "m": m, "backend": workers,
         "time_ms": float(np.median(tally.done_ms)) if tally.done_ms else None,
         "throughput": f"{succeeded / wall:,.1f} jobs/s",
     }], f"Load: {args.jobs:,} bfs jobs, {args.pollers:,} concurrent clients "
@@ -244,6 +251,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--pollers", type=int, default=1_000)
     parser.add_argument("--workers", type=int, default=2, help="CPU workers")
+    parser.add_argument("--remote", action="store_true", help="workers with data folders of "
+                        "their own, fetching graphs and handing results over HTTP")
     parser.add_argument("--poll-interval", type=float, default=0.1,
                         help="seconds to the first poll of a job (the SDK's default)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for the whole run")
@@ -255,7 +264,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     edges = small_graph()
     with tempfile.TemporaryDirectory() as folder:
-        service = Service(Path(folder), args.workers, args.log)
+        service = Service(Path(folder), args.workers, args.log, args.remote)
         service.start()
         try:
             with httpx.Client(base_url=service.base_url, timeout=60) as client:

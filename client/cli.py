@@ -104,7 +104,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     """``graphgpu worker``: one more worker against the configured Redis."""
     extra = ["--backend", args.backend, *(["--name", args.name] if args.name else []),
-             *(["--burst"] if args.burst else [])]
+             *(["--burst"] if args.burst else []),
+             # the API's data over HTTP, not a shared folder (a worker on another host)
+             *(["--remote"] if os.environ.get("GRAPHGPU_URL")
+               and os.environ.get("GRAPHGPU_WORKER_KEY") else [])]
     return _exec_module("graphgpu.workers", extra)
 
 
@@ -339,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="log every API request (GRAPHGPU_LOG_REQUESTS; default: quiet)")
     p.set_defaults(local=cmd_serve)
 
-    p = sub.add_parser("worker", help="run one more worker")
+    p = sub.add_parser("worker", help="run one more worker (on another host than the API's: "
+                       "set GRAPHGPU_URL and GRAPHGPU_WORKER_KEY too)")
     backend_option(p)
     p.add_argument("--name", help="worker name (default: host and pid)")
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")

@@ -22,12 +22,12 @@ from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.service import metrics
 from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
-from graphgpu.service.deps import State
+from graphgpu.service.deps import AppState
 from graphgpu.service.errors import install_handlers
 from graphgpu.service.jobs import JobStore
 from graphgpu.service.openapi import install_openapi
 from graphgpu.service.ownership import Ownership
-from graphgpu.service.routes import graphs, jobs, meta
+from graphgpu.service.routes import graphs, internal, jobs, meta
 from graphgpu.service.schemas import ErrorBody
 
 log = logging.getLogger("graphgpu.api")
@@ -82,7 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = Redis.from_url(settings.redis_url)
-        app.state.graphgpu = State(
+        app.state.graphgpu = AppState(
             settings=settings,
             redis=redis,
             graphs=GraphStore(settings.graphs_dir, settings.tmp_dir),
@@ -114,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.middleware("http")(_access_log)
     app.include_router(meta.probes)
     app.include_router(metrics.router)
+    app.include_router(internal.router)  # workers on other hosts, by the worker key
     for module in (graphs, jobs, meta):
         app.include_router(module.router, dependencies=[Depends(authenticate)],
                            responses=AUTH_ERRORS)

@@ -12,19 +12,20 @@ isolated without code of its own.
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from graphgpu.service.deps import AppState, state
 from graphgpu.service.deps import current_caller as caller
-from graphgpu.service.deps import state
 from graphgpu.service.errors import ApiError, NotFound, check_id
 from graphgpu.service.keyring import Caller, KeyRing, hash_key, read_key_file
 from graphgpu.service.limits import check_rate
 
 __all__ = ["OPEN_CALLER", "OPEN_MODE_WARNING", "OPEN_TENANT", "Caller", "KeyRing", "authenticate",
-           "caller", "hash_key", "read_key_file", "require_admin"]
+           "caller", "hash_key", "is_worker_key", "read_key_file", "require_admin"]
 
 #: The tenant of every caller in open mode.
 OPEN_TENANT = "public"
@@ -45,6 +46,13 @@ def _unauthorized(code: str, message: str) -> ApiError:
                     headers={"WWW-Authenticate": "Bearer"})
 
 
+def is_worker_key(st: AppState, given: str) -> bool:
+    """Whether ``given`` is ``GRAPHGPU_WORKER_KEY`` (compared in constant time)."""
+    key = st.settings.worker_key
+    return key is not None and hmac.compare_digest(given.encode(),
+                                                   key.get_secret_value().encode())
+
+
 def authenticate(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -58,6 +66,9 @@ def authenticate(
         tenant's job or graph named in the path.
     """
     st = state(request)
+    if credentials is not None and is_worker_key(st, credentials.credentials):
+        raise _unauthorized("worker_key", "the worker key opens the worker routes only: "
+                            "send an API key")
     known = None if st.keys.open or credentials is None else st.keys.identify(
         credentials.credentials)
     if not st.keys.open and known is None:

@@ -174,6 +174,10 @@ def serve() -> int:
         child.start()
     log.info("starting the API and %d %s worker(s) (the first start compiles the kernels)",
              len(workers), "GPU" if gpus else "CPU")
+    if not workers:  # GRAPHGPU_CPU_WORKERS=0 and no GPU: the workers run elsewhere
+        log.info("no worker on this host: jobs wait for workers started with `graphgpu worker`%s",
+                 "" if settings.redis_url else " here (the embedded Redis listens on 127.0.0.1; "
+                 "for workers on other hosts set GRAPHGPU_REDIS_URL to a Redis they reach)")
     code, announced = 0, False
     while not stopping:
         time.sleep(0.5)

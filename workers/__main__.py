@@ -32,7 +32,7 @@ from graphgpu.kernels.core.observability import configure_logging, job_context
 from graphgpu.kernels.core.registry import Backend
 from graphgpu.kernels.core.settings import get_settings
 from graphgpu.kernels.core.store import GraphStore
-from graphgpu.workers import telemetry
+from graphgpu.workers import remote, telemetry
 from graphgpu.workers.context import WorkerContext, install
 from graphgpu.workers.warmup import precompile, use_kernel_cache, warm_up
 
@@ -99,11 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
     parser.add_argument("--name", default=None)
     parser.add_argument("--burst", action="store_true", help="exit when the queues are empty")
+    parser.add_argument("--remote", action="store_true",
+                        help="reach the API's graphs and results over HTTP (GRAPHGPU_URL, "
+                             "GRAPHGPU_WORKER_KEY) instead of sharing its data folder")
     args = parser.parse_args(argv)
     settings = get_settings()
     configure_logging("worker", settings)
     if not settings.redis_url:
         parser.error("GRAPHGPU_REDIS_URL is not set")
+    if args.remote and not (settings.url and settings.worker_key):
+        parser.error("--remote needs GRAPHGPU_URL and GRAPHGPU_WORKER_KEY")
 
     backend = args.backend
     if backend == "auto":
@@ -120,10 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     redis = Redis.from_url(settings.redis_url)
     wait_for_redis(redis)
+    api = remote.connect(settings, name) if args.remote else None
     context = WorkerContext(
         settings=settings, redis=redis, name=name, backend=backend,
-        graphs=GraphStore(settings.graphs_dir, settings.tmp_dir),
-        device=device.device_name(backend),
+        graphs=api.graphs if api else GraphStore(settings.graphs_dir, settings.tmp_dir),
+        device=device.device_name(backend), remote=api,
     )
     install(context)
     description = context.description()

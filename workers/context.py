@@ -13,6 +13,7 @@ from redis import Redis
 from graphgpu.kernels.core.registry import Backend
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
+from graphgpu.workers.remote import RemoteApi
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class WorkerContext:
     backend: Backend
     device: str
     started_at: float = field(default_factory=time.time)
+    #: The API over HTTP, for a worker on another host (None: the API's data folder is ours).
+    remote: RemoteApi | None = None
 
     def description(self) -> dict[str, Any]:
         """The worker's heartbeat record (its monitor adds memory and the current job)."""

@@ -102,7 +102,7 @@ def start(ctx: WorkerContext, record: dict[str, Any], shards: list[dict[str, Any
                           job_timeout=settings.max_job_seconds, result_ttl=600,
                           failure_ttl=settings.result_ttl)
             queued += 1
-    reduce_id = f"{parent}-reduce"
+    reduce_id = protocol.reduce_job_id(parent)
     if not Job.exists(reduce_id, connection=redis):
         queue.enqueue(protocol.REDUCE_TASK, parent, ids, job_id=reduce_id,
                       depends_on=Dependency(jobs=ids, allow_failure=True),
@@ -196,7 +196,11 @@ def reduce(parent: str, ids: list[str]) -> None:
                  record and record["status"])
         return
     try:
+        if ctx.remote is not None:  # a worker on another host: the shards' results are the API's
+            ctx.remote.fetch_results(ids)
         status, fields = _finish(ctx, get_algorithm(record["algorithm"]), record, ids)
+        if ctx.remote is not None:
+            ctx.remote.reduced(parent, ids, status)
     except Exception as exc:  # a bug: fail the parent rather than leave it running
         log.exception("reduce of job %s crashed", parent)
         status, fields = "failed", {"error": {"code": "internal_error",

@@ -127,6 +127,8 @@ def execute(job_id: str) -> None:
             fields.update(backend=ran_on, device=device.device_name(ran_on))
         else:
             fanned_out = _run_algorithm(ctx, record, backend, progress, timings)
+        if ctx.remote is not None and not fanned_out:  # a worker on another host
+            ctx.remote.hand_over(job_id)
     except JobCanceled as exc:
         status, fields["error"] = "canceled", {"code": exc.code, "message": exc.message}
     except KernelError as exc:

@@ -75,6 +75,11 @@ def islands_key(settings: Settings, job_id: str) -> str:
     return settings.key("job", job_id, "islands")
 
 
+def reduce_job_id(parent: str) -> str:
+    """The RQ job that merges the shards of the fanned-out job ``parent``."""
+    return f"{parent}-reduce"
+
+
 def job_done_channel(settings: Settings, job_id: str) -> str:
     """Pub/sub channel on which a job's final status is published as it is recorded, so that
     long-polls (``GET /v1/jobs/{id}?wait=S``) answer at once instead of polling."""

@@ -10,7 +10,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -55,6 +55,15 @@ class Settings(BaseSettings):
     )
     gpu_cache_bytes: int = Field(8 * 1024**3, description="Graphs kept resident on a GPU worker.")
     cpu_workers: int = Field(1, description="CPU workers that `serve` starts when there is no GPU.")
+    # Workers on other hosts (`graphgpu worker`; see workers/remote.py).
+    url: str | None = Field(None, description="The API's URL, for `graphgpu worker` on another "
+                                              "host (e.g. http://api-host:8000).")
+    worker_key: SecretStr | None = Field(
+        None, description="Credential of the API's worker routes, set on the API and on every "
+                          "worker that reaches it over HTTP; accepted there only.")
+    graph_cache_bytes: int = Field(
+        32 * 1024**3, ge=0, description="Disk that a worker on another host gives to the graphs "
+                                        "it fetched (least recently used go first).")
     extra_algorithm_modules: list[str] = Field(
         default_factory=list, description="More modules that register algorithms (plugins)."
     )
