@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -95,6 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             owners=Ownership(redis, settings),
             keys=keys,
         )
+        # Edge downloads served at once (each streams a whole graph).
+        app.state.downloads = threading.BoundedSemaphore(settings.max_concurrent_downloads)
         # Long-polls wait on pub/sub without holding a worker thread each.
         app.state.async_redis = AsyncRedis.from_url(settings.redis_url)
         algorithms()  # import every algorithm module now, not on the first request

@@ -128,7 +128,7 @@ class Settings(BaseSettings):
                                  "compressed byte, beyond the first 64 MiB (0 = no limit): "
                                  "413 as soon as a bomb passes it.")
     stored_bytes_per_upload_byte: float = Field(
-        64.0, ge=0, description="Most bytes a graph may take on disk per byte uploaded, beyond "
+        256.0, ge=0, description="Most bytes a graph may take on disk per byte uploaded, beyond "
                                 "stored_bytes_allowance (0 = no limit): a file declaring a huge "
                                 "node count with few edges is refused (413).")
     stored_bytes_allowance: int = Field(

@@ -166,7 +166,7 @@ def submit_job(
     st = state(request)
     try:
         algorithm = get_algorithm(body.algorithm)
-        params = strict_params(algorithm.params_model, body.params)
+        params = strict_params(algorithm.params_model, body.params, st.settings)
     except KernelError as exc:
         raise ApiError(422, exc.code, exc.message, field="algorithm") from None
     except ValidationError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -58,7 +59,8 @@ def list_generators() -> dict[str, Any]:
 @router.get("/workers", operation_id="workers-list", summary="Live workers",
             response_model=WorkerList)
 def list_workers(request: Request) -> dict[str, Any]:
-    """Live workers; hosts and pids only for an admin, and a running job only to its tenant."""
+    """Live workers; names, hosts and pids only for an admin (others see an opaque name), and
+    a running job only to its tenant."""
     st, who = state(request), caller(request)
     workers = st.jobs.live_workers()
     if who.admin:
@@ -68,8 +70,14 @@ def list_workers(request: Request) -> dict[str, Any]:
         job = worker.get("current_job")
         visible = job is not None and who.sees(st.jobs.owner(job))
         shown.append({**{k: v for k, v in worker.items() if k not in ("host", "pid")},
+                      "name": opaque_name(worker["name"], worker["backend"]),
                       "current_job": job if visible else None})
     return {"workers": shown}
+
+
+def opaque_name(name: str, backend: str) -> str:
+    """A stable name for a worker that does not tell its host or pid (RQ names hold both)."""
+    return f"{backend}-worker-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
 
 
 @probes.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)
