@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
+import secrets
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -24,6 +26,8 @@ from graphgpu.service.schemas import (
 router = APIRouter(prefix="/v1", tags=["service"])
 #: Routes that answer without an API key (load balancers and orchestrators call them).
 probes = APIRouter(prefix="/v1", tags=["service"])
+#: Key of the opaque worker names shown to non-admins.
+_NAME_KEY = secrets.token_bytes(16)
 
 
 @router.get("/algorithms", operation_id="algorithms-list", summary="Registered algorithms",
@@ -76,8 +80,11 @@ def list_workers(request: Request) -> dict[str, Any]:
 
 
 def opaque_name(name: str, backend: str) -> str:
-    """A stable name for a worker that does not tell its host or pid (RQ names hold both)."""
-    return f"{backend}-worker-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+    """A name for a worker that does not tell its host or pid (RQ names hold both), the same
+    for the life of this API process: keyed by a random secret, so that hosts and pids cannot
+    be guessed back from it."""
+    digest = hmac.new(_NAME_KEY, name.encode(), hashlib.sha256).hexdigest()
+    return f"{backend}-worker-{digest[:12]}"
 
 
 @probes.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)

@@ -385,13 +385,11 @@ def _check_declared_size(text: bytes, fmt: str, settings: Settings, upload_bytes
                         (0, []))
     if not tokens or not tokens[0].isdigit():
         return  # no header in sight, or not a count: the parser reports it
-    n = int(tokens[0])
+    n, what = int(tokens[0]), f"line {line}: the declared graph ({int(tokens[0]):,} nodes)"
     _check_node_limits(n, line, settings)
-    check_stored_bytes(settings, f"line {line}: the declared graph ({n:,} nodes)",
-                       STORED_BYTES_PER_NODE * n, upload_bytes, line=line)
     if fmt == "cnp":
-        check_budget(settings, f"line {line}: the declared graph ({n:,} nodes)", len(text),
-                     rows=text.count(b"\n"), nodes=n, line=line)
+        check_budget(settings, what, len(text), rows=text.count(b"\n"), nodes=n, line=line)
+    check_stored_bytes(settings, what, STORED_BYTES_PER_NODE * n, upload_bytes, line=line)
 
 
 # --- JSON -------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import numpy as np
 
 from graphgpu.kernels.core.graph import Graph
 
-#: Edges per block: 1M edges take about 40 MB of temporaries (positions, rows, mask, values).
-BLOCK_EDGES = 1 << 20
+#: Arcs per block: 256K arcs take about 8 MB of temporaries (positions, rows, mask, values).
+BLOCK_EDGES = 1 << 18
 
 
 class _Sink:
@@ -44,11 +44,11 @@ def _edge_blocks(graph: Graph, block: int) -> Iterator[tuple[np.ndarray, np.ndar
     undirected edge once (``row < col``)."""
     indptr = graph.indptr
     for lo in range(0, int(graph.indices.shape[0]), block):
-        hi = min(lo + block, int(graph.indices.shape[0]))
-        rows = np.searchsorted(indptr, np.arange(lo, hi), side="right") - 1
-        cols = np.asarray(graph.indices[lo:hi])
+        positions = np.arange(lo, min(lo + block, int(graph.indices.shape[0])))
+        rows = np.searchsorted(indptr, positions, side="right") - 1
+        cols = np.asarray(graph.indices[positions[0]:positions[-1] + 1])
         keep = slice(None) if graph.directed else rows < cols
-        yield rows[keep], cols[keep], np.arange(lo, hi)[keep]
+        yield rows[keep], cols[keep], positions[keep]
 
 
 def edges_npz(graph: Graph, block: int = BLOCK_EDGES) -> Iterator[bytes]:
