@@ -43,7 +43,13 @@ edges merged; the response counts each), or with `directed=true` to a directed o
 their direction; duplicate arcs merged, self-loops dropped), and stored content-addressed:
 uploading the same graph again returns the existing id with status 200 instead of 201. Graphs
 belong to the API key's tenant: another tenant uploading the same content gets the same id but
-its own copy of the metadata (name, time), and neither sees the other's."""
+its own copy of the metadata (name, time), and neither sees the other's.
+
+Limits: the body is at most `GRAPHGPU_MAX_UPLOAD_BYTES`; a gzip'd one inflates to at most
+`GRAPHGPU_MAX_INFLATION_RATIO` times its size (beyond 64 MiB); the stored graph takes at most
+`GRAPHGPU_STORED_BYTES_PER_UPLOAD_BYTE` times the upload plus `GRAPHGPU_STORED_BYTES_ALLOWANCE`
+(413 `graph_too_sparse`: a header declaring a huge node count with few edges), and a tenant's
+graphs at most `GRAPHGPU_MAX_TENANT_STORED_BYTES` (507 `storage_quota_exceeded`)."""
 
 _UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
     "application/octet-stream": {
@@ -113,8 +119,10 @@ def _check_quota(st: State, tenant: str, graph: Graph) -> None:
             used += int(st.graphs.meta(graph_id)["bytes"])
         except KernelError:
             continue  # deleted meanwhile
-    if used + graph.nbytes() > quota and not st.owners.owns(content_id(graph), tenant):
-        check_tenant_quota(st.settings, tenant, used, graph.nbytes())
+    adding = graph.nbytes()
+    if used + adding > quota and st.owners.owns(content_id(graph), tenant):
+        return  # held already: storing it again takes nothing more
+    check_tenant_quota(st.settings, tenant, used, adding)
 
 
 @router.post("", operation_id="graphs-upload", summary="Upload a graph", description=_UPLOAD_DOC,
