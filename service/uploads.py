@@ -1,4 +1,4 @@
-"""Reading an upload body within the size limit: raw bytes or one multipart file field."""
+"""Reading an upload (raw or one multipart file field); the slots and memory of its parse."""
 
 from __future__ import annotations
 
@@ -81,32 +81,24 @@ class Upload:
     fields: dict[str, str] = field(default_factory=dict)
 
 
-def _too_large(limit: int) -> ApiError:
-    return ApiError(413, "upload_too_large",
-                    f"the upload exceeds the limit of {limit} bytes (GRAPHGPU_MAX_UPLOAD_BYTES)")
-
-
-async def _read_limited(request: Request, limit: int) -> bytearray:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)  # refuse before reading the body
+async def _read_body(request: Request) -> bytearray:
     body = bytearray()  # grown in place: never the chunks and their join at once
     async for chunk in request.stream():
-        if len(body) + len(chunk) > limit:
-            body.clear()
-            raise _too_large(limit)
         body += chunk
     return body
 
 
 async def read_upload(request: Request, limit: int) -> Upload:
-    """The graph file of a request, raw or multipart, never reading more than ``limit`` bytes.
+    """The graph file of a request, raw or multipart (a part of at most ``limit`` bytes).
+
+    The body's size (``max_upload_bytes``) and pace are enforced while it is read by
+    :class:`graphgpu.service.boundary.Boundary`, in front of the app: it never reaches here
+    whole past the limit.
 
     Raises
     ------
     ApiError
-        413 past the limit, 415 for an unsupported media type, 400 for a multipart body
-        without a ``file`` field.
+        415 for an unsupported media type, 400 for a multipart body without a ``file`` field.
     """
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     multipart = media_type == "multipart/form-data"
@@ -114,7 +106,7 @@ async def read_upload(request: Request, limit: int) -> Upload:
         raise ApiError(415, "unsupported_media_type",
                        f"cannot read a graph from {media_type!r}; send the file as the raw body "
                        "or as multipart/form-data field 'file'", field="Content-Type")
-    body = await _read_limited(request, limit)
+    body = await _read_body(request)
     if not multipart:
         return Upload(body)
 
