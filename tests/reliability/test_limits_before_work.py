@@ -257,9 +257,15 @@ def test_edges_are_streamed_with_a_download_limit(api: Stack) -> None:
     meta = api.http.get(f"/v1/graphs/{graph_id}", headers=carol).json()
     edges_url = f"/v1/graphs/{graph_id}/edges"
     with httpx.Client(base_url=api.base_url, headers=carol, timeout=30) as client:
-        with client.stream("GET", edges_url) as held:
-            assert held.status_code == 200
-            next(held.iter_raw(65536))  # open and unread (the ~33 MB .npz): its slot is taken
+        # A reader of 64 KiB of receive buffer (no autotuning up to rmem_max, 32 MB here: the
+        # ~33 MB .npz would fit), started and left unread: its download holds the one slot.
+        with socket.socket() as held:
+            held.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            held.settimeout(10)
+            held.connect(("127.0.0.1", api.port))
+            held.sendall(f"GET {edges_url} HTTP/1.1\r\nHost: t\r\n"
+                         "Authorization: Bearer carol-key\r\n\r\n".encode())
+            assert held.recv(65536).startswith(b"HTTP/1.1 200")
             busy = api.http.get(edges_url, headers=carol)
             error = error_of(busy, 429)
             assert error["code"] == "too_many_downloads" and int(busy.headers["retry-after"]) > 0
