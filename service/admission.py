@@ -28,6 +28,7 @@ from graphgpu.kernels.core.registry import (
     graph_view,
     view_name,
 )
+from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.deps import AppState
 from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
 from graphgpu.service.limits import (
@@ -54,11 +55,13 @@ def require_backend(workers: list[dict[str, Any]], backend: str) -> None:
                        field="backend")
 
 
-def algorithm_and_params(name: str, params: dict[str, Any]) -> tuple[Algorithm, BaseModel]:
-    """The named algorithm and its validated parameters (422 naming what is wrong)."""
+def algorithm_and_params(name: str, params: dict[str, Any], settings: Settings
+                         ) -> tuple[Algorithm, BaseModel]:
+    """The named algorithm and its validated parameters (422 naming what is wrong; 413 past
+    ``settings.max_params_bytes``)."""
     try:
         algorithm = get_algorithm(name)
-        return algorithm, strict_params(algorithm.params_model, params)
+        return algorithm, strict_params(algorithm.params_model, params, settings)
     except KernelError as exc:
         raise from_kernel_error(exc, status=422, field="algorithm") from None
     except ValidationError as exc:

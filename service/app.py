@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.service import metrics
 from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
+from graphgpu.service.boundary import Boundary
 from graphgpu.service.deps import AppState
 from graphgpu.service.errors import install_handlers
 from graphgpu.service.jobs import JobStore
@@ -35,7 +37,11 @@ log = logging.getLogger("graphgpu.api")
 AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A body that cannot be read (not UTF-8 JSON, or "
                                              "nested too deeply)."},
-    401: {"model": ErrorBody, "description": "No API key, or an unknown one."},
+    401: {"model": ErrorBody, "description": "No API key, or an unknown one (answered before "
+                                             "the body is read)."},
+    408: {"model": ErrorBody, "description": "The body came too slowly."},
+    413: {"model": ErrorBody, "description": "The body is over its limit "
+                                             "(`GRAPHGPU_MAX_JSON_BODY_BYTES`)."},
     429: {"model": ErrorBody, "description": "Over the key's request rate or active jobs."},
     503: {"model": ErrorBody, "description": "Redis (the job store) does not answer: retry "
                                              "after `Retry-After` seconds."},
@@ -90,6 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             owners=Ownership(redis, settings),
             keys=keys,
         )
+        # Edge downloads served at once (each streams a whole graph).
+        app.state.downloads = threading.BoundedSemaphore(settings.max_concurrent_downloads)
         # Long-polls wait on pub/sub without holding a worker thread each.
         app.state.async_redis = AsyncRedis.from_url(settings.redis_url)
         algorithms()  # import every algorithm module now, not on the first request
@@ -118,4 +126,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (graphs, jobs, meta):
         app.include_router(module.router, dependencies=[Depends(authenticate)],
                            responses=AUTH_ERRORS)
+    # Outermost: the key and the body's size are checked before any body byte is read.
+    app.add_middleware(Boundary)
     return app

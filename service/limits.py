@@ -101,6 +101,17 @@ def reserve_job_slot(redis: Redis, settings: Settings, key_id: str, job_id: str)
                        headers={"Retry-After": "5"})
 
 
+def check_tenant_quota(settings: Settings, tenant: str, used: int, adding: int) -> None:
+    """507 ``storage_quota_exceeded`` when ``used + adding`` bytes of graphs pass the tenant's
+    quota (``max_tenant_stored_bytes``, 0 = none)."""
+    quota = settings.max_tenant_stored_bytes
+    if quota and used + adding > quota:
+        raise ApiError(507, "storage_quota_exceeded",
+                       f"tenant {tenant!r} holds {used:,} bytes of graphs; this one "
+                       f"({adding:,} bytes) would pass its quota of {quota:,} "
+                       "(GRAPHGPU_MAX_TENANT_STORED_BYTES): delete graphs first")
+
+
 def job_slots(algorithm: Algorithm, params: Any, settings: Settings) -> dict[str, int]:
     """The ``slots`` a job takes under the active-jobs cap, for its record (empty for one).
 

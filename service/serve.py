@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from graphgpu.kernels.core.observability import configure_logging
-from graphgpu.kernels.core.settings import get_settings
+from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing
 from graphgpu.service.lifecycle import AlreadyRunning, die_with_parent, lock_data_dir
 from graphgpu.service.redis_server import RedisServer
@@ -125,6 +126,32 @@ def is_ready(host: str, port: int) -> bool:
         return False
 
 
+def api_command(python: str, settings: Settings) -> list[str]:
+    """The API's command line: uvicorn with the connection limits of the settings.
+
+    ``GuardedH11Protocol`` caps connections per client and in all and times out slow headers;
+    ``--limit-concurrency`` answers 503 to requests past ``max_connections`` in flight (those of
+    connections already closed included); idle keep-alive connections close after
+    ``keep_alive_seconds``.
+    """
+    return [python, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
+            "--host", settings.host, "--port", str(settings.port), "--log-level", "warning",
+            "--http", "graphgpu.service.connections:GuardedH11Protocol",
+            "--limit-concurrency", str(settings.max_connections),
+            "--timeout-keep-alive", str(settings.keep_alive_seconds)]
+
+
+def raise_file_limit(connections: int) -> None:
+    """Raise this process's (and so its children's) open-file limit towards the hard limit, so
+    that ``connections`` sockets plus the files of the graphs fit (the soft limit is often
+    1024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + 1024
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, target), hard))
+
+
 def serve() -> int:
     """Run the whole service until Ctrl-C or SIGTERM; returns the exit code."""
     settings = get_settings()
@@ -159,9 +186,8 @@ def serve() -> int:
               death_signal=signal.SIGKILL)
         for i in range(settings.cpu_workers)
     ]
-    api = Child("api", [python, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
-                        "--host", settings.host, "--port", str(settings.port),
-                        "--log-level", "warning"], env, max_restarts=API_MAX_RESTARTS)
+    raise_file_limit(settings.max_connections)
+    api = Child("api", api_command(python, settings), env, max_restarts=API_MAX_RESTARTS)
     stopping = False
 
     def request_stop(signum: int, _frame: object) -> None:

@@ -1,9 +1,13 @@
-"""Reading an upload body within the size limit: raw bytes or one multipart file field."""
+"""Reading an upload (raw or one multipart file field); the slots and memory of its parse."""
 
 from __future__ import annotations
 
 import asyncio
-from contextlib import AbstractAsyncContextManager, nullcontext
+import ctypes
+import ctypes.util
+import gc
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from fastapi import Request
@@ -20,12 +24,47 @@ LARGE_PARSES = 2
 _large_parses = asyncio.Semaphore(LARGE_PARSES)
 
 
-def parse_slot(data: bytes) -> AbstractAsyncContextManager[object]:
+def _libc() -> ctypes.CDLL | None:
+    """glibc, where ``malloc_trim`` exists (not on musl or macOS)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+
+
+def parse_slot(data: bytes | bytearray) -> AbstractAsyncContextManager[object]:
     """What to hold while parsing ``data``: one of the :data:`LARGE_PARSES` slots if the upload
-    may need a whole parse budget, else nothing."""
+    may need a whole parse budget (memory handed back to the system when it ends), else
+    nothing."""
     if bytes(data[:2]) != b"\x1f\x8b" and len(data) < LARGE_UPLOAD_BYTES:
         return nullcontext()
-    return _large_parses
+    return _large_parse()
+
+
+@asynccontextmanager
+async def _large_parse() -> AsyncIterator[None]:
+    async with _large_parses:
+        try:
+            yield
+        finally:
+            give_back_memory()
+
+
+def give_back_memory() -> None:
+    """Return freed heap memory to the system now (glibc ``malloc_trim``).
+
+    A parse's large arrays are freed when it ends, but glibc keeps what it freed in its arenas
+    (the worker threads' arenas above all, and chunks under its moving mmap threshold), so the
+    API would stay gigabytes large while idle after one big upload or gzip bomb. A collection
+    first frees what only a reference cycle (an error's traceback) still held.
+    """
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
 
 
 #: Media types accepted as a raw graph body (parameters such as charset are ignored).
@@ -37,37 +76,29 @@ RAW_TYPES = frozenset({
 
 @dataclass
 class Upload:
-    data: bytes
+    data: bytes | bytearray
     filename: str | None = None
     fields: dict[str, str] = field(default_factory=dict)
 
 
-def _too_large(limit: int) -> ApiError:
-    return ApiError(413, "upload_too_large",
-                    f"the upload exceeds the limit of {limit} bytes (GRAPHGPU_MAX_UPLOAD_BYTES)")
-
-
-async def _read_limited(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)  # refuse before reading the body
-    chunks, size = [], 0
+async def _read_body(request: Request) -> bytearray:
+    body = bytearray()  # grown in place: never the chunks and their join at once
     async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
+        body += chunk
+    return body
 
 
 async def read_upload(request: Request, limit: int) -> Upload:
-    """The graph file of a request, raw or multipart, never reading more than ``limit`` bytes.
+    """The graph file of a request, raw or multipart (a part of at most ``limit`` bytes).
+
+    The body's size (``max_upload_bytes``) and pace are enforced while it is read by
+    :class:`graphgpu.service.boundary.Boundary`, in front of the app: it never reaches here
+    whole past the limit.
 
     Raises
     ------
     ApiError
-        413 past the limit, 415 for an unsupported media type, 400 for a multipart body
-        without a ``file`` field.
+        415 for an unsupported media type, 400 for a multipart body without a ``file`` field.
     """
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     multipart = media_type == "multipart/form-data"
@@ -75,12 +106,12 @@ async def read_upload(request: Request, limit: int) -> Upload:
         raise ApiError(415, "unsupported_media_type",
                        f"cannot read a graph from {media_type!r}; send the file as the raw body "
                        "or as multipart/form-data field 'file'", field="Content-Type")
-    body = await _read_limited(request, limit)
+    body = await _read_body(request)
     if not multipart:
         return Upload(body)
 
     async def replay() -> dict:
-        return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.request", "body": bytes(body), "more_body": False}
 
     form = await Request(request.scope, replay).form(max_part_size=limit)
     file = form.get("file")

@@ -21,7 +21,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def strict_params(model: type[ModelT], params: dict[str, Any]) -> ModelT:
+def strict_params(model: type[ModelT], params: dict[str, Any], settings: Settings) -> ModelT:
     """``params`` validated by ``model`` in strict JSON mode.
 
     Raises
@@ -30,13 +30,18 @@ def strict_params(model: type[ModelT], params: dict[str, Any]) -> ModelT:
         A missing, unknown or wrongly typed parameter (no coercion from strings, booleans or
         floats to integers).
     ApiError
-        422 for NaN or Infinity.
+        422 for NaN or Infinity; 413 ``params_too_large`` past ``max_params_bytes`` (the job
+        record keeps them, in Redis, for ``result_ttl``).
     """
     try:
         text = json.dumps(params, allow_nan=False)
     except ValueError:
         raise ApiError(422, "invalid_params", "params: NaN and Infinity are not JSON numbers",
                        field="params") from None
+    if len(text) > settings.max_params_bytes:
+        raise ApiError(413, "params_too_large", f"params take {len(text):,} bytes as JSON; the "
+                       f"limit is {settings.max_params_bytes:,} (GRAPHGPU_MAX_PARAMS_BYTES)",
+                       field="params")
     return model.model_validate_json(text, strict=True)
 
 

@@ -109,6 +109,49 @@ class Settings(BaseSettings):
         50, ge=0, description="Long-polls (GET /v1/jobs/{id}?wait=) one API process holds at "
                               "once, each on a Redis connection of its own (the pool has 100); "
                               "past it a poll is answered at once with Retry-After.")
+    max_json_body_bytes: int = Field(
+        1024**2, ge=1, description="Largest request body of every route but the upload (JSON "
+                                   "bodies): 413 from Content-Length before it is read, or as "
+                                   "soon as a streamed body passes it.")
+    max_params_bytes: int = Field(
+        64 * 1024, ge=1, description="Largest `params` of a job or generator, as stored (JSON "
+                                     "bytes): 413 past it. Also bounds a GET /v1/jobs page "
+                                     "(at most 1000 records of this size).")
+    body_idle_timeout_seconds: float = Field(
+        10.0, gt=0, description="Longest wait for the next chunk of a request body: 408 and "
+                                "the connection closed past it.")
+    body_min_bytes_per_second: int = Field(
+        1024, ge=0, description="Slowest average rate a request body may arrive at once it has "
+                                "taken longer than body_idle_timeout_seconds (0 = no minimum): "
+                                "408 below it (slowloris bodies).")
+    header_timeout_seconds: float = Field(
+        10.0, gt=0, description="Longest time a connection may take to send a request's headers "
+                                "(from connecting, or from the end of its previous response); "
+                                "the connection is closed past it.")
+    keep_alive_seconds: int = Field(
+        5, ge=1, description="How long an idle keep-alive connection stays open.")
+    max_connections: int = Field(
+        2048, ge=1, description="Open connections the API accepts in all; more are closed at "
+                                "once (and requests past it answered 503).")
+    max_connections_per_client: int = Field(
+        64, ge=0, description="Open connections per client address; more are closed at once "
+                              "(0 = no limit; behind a proxy every client has its address).")
+    max_inflation_ratio: float = Field(
+        100.0, ge=0, description="Most bytes of text a gzip'd upload may inflate to per "
+                                 "compressed byte, beyond the first 64 MiB (0 = no limit): "
+                                 "413 as soon as a bomb passes it.")
+    stored_bytes_per_upload_byte: float = Field(
+        256.0, ge=0, description="Most bytes a graph may take on disk per byte uploaded, beyond "
+                                "stored_bytes_allowance (0 = no limit): a file declaring a huge "
+                                "node count with few edges is refused (413).")
+    stored_bytes_allowance: int = Field(
+        64 * 1024**2, ge=0, description="Bytes on disk any upload may take whatever its size.")
+    max_tenant_stored_bytes: int = Field(
+        64 * 1024**3, ge=0, description="Bytes of graphs on disk one tenant may hold (graphs "
+                                        "it uploaded or claimed; 0 = no quota): 507 past it.")
+    max_concurrent_downloads: int = Field(
+        2, ge=1, description="GET /v1/graphs/{id}/edges streams served at once by an API "
+                             "process; 429 with Retry-After past it.")
 
     @field_validator("api_keys", mode="before")
     @classmethod

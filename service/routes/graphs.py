@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
-import io
 import zlib
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
-import numpy as np
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from graphgpu.kernels.core.errors import KernelError
-from graphgpu.kernels.core.graph import build_graph
+from graphgpu.kernels.core.graph import Graph, build_graph, content_id
+from graphgpu.kernels.core.io.budget import check_stored_bytes
 from graphgpu.kernels.core.io.formats import FORMATS, parse_graph
+from graphgpu.kernels.core.io.npz import edges_npz
 from graphgpu.kernels.core.registry import Generator, get_generator
 from graphgpu.kernels.generators import preferred_backend, validate_params
 from graphgpu.service.admission import require_backend, validation_error
 from graphgpu.service.auth import Caller, caller
 from graphgpu.service.deps import State, state
 from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
-from graphgpu.service.limits import check_device_memory, check_host_memory
+from graphgpu.service.limits import check_device_memory, check_host_memory, check_tenant_quota
 from graphgpu.service.routes.jobs import job_out
 from graphgpu.service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
 from graphgpu.service.uploads import parse_slot, read_upload
 from graphgpu.service.validation import check_name, file_name, strict_params
 
 router = APIRouter(prefix="/v1/graphs", tags=["graphs"])
+#: Seconds a client over the download limit is told to wait.
+DOWNLOAD_RETRY_AFTER = 5
 
 _UPLOAD_DOC = """Upload a graph file as the raw request body or as a multipart field `file`.
 
@@ -39,7 +44,13 @@ edges merged; the response counts each), or with `directed=true` to a directed o
 their direction; duplicate arcs merged, self-loops dropped), and stored content-addressed:
 uploading the same graph again returns the existing id with status 200 instead of 201. Graphs
 belong to the API key's tenant: another tenant uploading the same content gets the same id but
-its own copy of the metadata (name, time), and neither sees the other's."""
+its own copy of the metadata (name, time), and neither sees the other's.
+
+Limits: the body is at most `GRAPHGPU_MAX_UPLOAD_BYTES`; a gzip'd one inflates to at most
+`GRAPHGPU_MAX_INFLATION_RATIO` times its size (beyond 64 MiB); the stored graph takes at most
+`GRAPHGPU_STORED_BYTES_PER_UPLOAD_BYTE` times the upload plus `GRAPHGPU_STORED_BYTES_ALLOWANCE`
+(413 `graph_too_sparse`: a header declaring a huge node count with few edges), and a tenant's
+graphs at most `GRAPHGPU_MAX_TENANT_STORED_BYTES` (507 `storage_quota_exceeded`)."""
 
 _UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
     "application/octet-stream": {
@@ -55,7 +66,7 @@ _UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
 }}}
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 404, 409, 413, 415, 422)
+    code: {"model": ErrorBody} for code in (400, 404, 409, 413, 415, 422, 507)
 }
 
 
@@ -85,6 +96,9 @@ def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State,
                                 extra_nodes=parsed.extra_nodes, settings=st.settings,
                                 directed=directed)
     source = {"format": parsed.format, "compressed": parsed.compressed, "bytes": len(data)}
+    del parsed  # its edge arrays: the graph holds what is kept
+    check_stored_bytes(st.settings, "the graph", graph.nbytes(), len(data))
+    _check_quota(st, tenant, graph)
     meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
     # The last other owner's delete may remove the files between the put and the claim: claim
     # under the graph's lock, and store again if they went.
@@ -92,6 +106,24 @@ def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State,
         if not st.graphs.exists(meta["id"]):
             meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
         return meta, st.owners.grant(meta["id"], tenant, name)
+
+
+def _check_quota(st: State, tenant: str, graph: Graph) -> None:
+    """507 when storing ``graph`` for ``tenant`` would pass ``max_tenant_stored_bytes`` (a
+    graph the tenant already holds costs nothing more)."""
+    quota = st.settings.max_tenant_stored_bytes
+    if not quota:
+        return
+    used = 0
+    for graph_id in st.owners.graphs_of(tenant):
+        try:
+            used += int(st.graphs.meta(graph_id)["bytes"])
+        except KernelError:
+            continue  # deleted meanwhile
+    adding = graph.nbytes()
+    if used + adding > quota and st.owners.owns(content_id(graph), tenant):
+        return  # held already: storing it again takes nothing more
+    check_tenant_quota(st.settings, tenant, used, adding)
 
 
 @router.post("", operation_id="graphs-upload", summary="Upload a graph", description=_UPLOAD_DOC,
@@ -206,7 +238,7 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
     check_name(body.name, st.settings)
     try:
         params = validate_params(generator.name, strict_params(generator.params_model,
-                                                               body.params))
+                                                               body.params, st.settings))
     except ValidationError as exc:
         raise validation_error(exc) from None
     except KernelError as exc:
@@ -224,26 +256,41 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
     return job_out(record)
 
 
+class _HeldStream(StreamingResponse):
+    """A streamed response that gives back its download slot when it ends, however it ends."""
+
+    def __init__(self, content: Iterator[bytes], release: Callable[[], None],
+                 **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self.release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.release()
+
+
 @router.get("/{graph_id}/edges", operation_id="graphs-edges", summary="A graph's edges",
             responses={200: {"content": {"application/octet-stream": {}},
-                             "description": "NumPy .npz: `src`, `dst` (original ids) and, for a "
-                                            "weighted graph, `weight`."},
+                             "description": "NumPy .npz (uncompressed, streamed): `src`, `dst` "
+                                            "(original ids), `nodes` and, for a weighted "
+                                            "graph, `weight`."},
+                       429: {"model": ErrorBody, "description": "Too many downloads at once "
+                             "(GRAPHGPU_MAX_CONCURRENT_DOWNLOADS): retry after `Retry-After`."},
                        **_ERRORS},
             response_class=Response)
 def get_edges(graph_id: str, request: Request) -> Response:
     """The stored graph's edges as a NumPy ``.npz`` of ``src``, ``dst`` (original node ids) and
     ``weight`` when weighted: each undirected edge once (``src < dst``), each arc of a directed
-    graph once. Isolated nodes are in ``nodes``."""
-    graph = state(request).graphs.load(graph_id)
-    indptr = np.asarray(graph.indptr)
-    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(indptr))
-    cols = np.asarray(graph.indices, dtype=np.int64)
-    keep = slice(None) if graph.directed else rows < cols
-    ids = np.asarray(graph.node_ids)
-    arrays = {"src": ids[rows[keep]], "dst": ids[cols[keep]], "nodes": ids}
-    if graph.weights is not None:
-        arrays["weight"] = np.asarray(graph.weights)[keep]
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return Response(buffer.getvalue(), media_type="application/octet-stream",
-                    headers={"Content-Disposition": f"attachment; filename={graph_id}.npz"})
+    graph once. Every node is in ``nodes``. Streamed from the stored arrays block by block."""
+    st = state(request)
+    graph = st.graphs.load(graph_id)  # 404 before a slot is taken
+    slots = request.app.state.downloads
+    if not slots.acquire(blocking=False):
+        raise ApiError(429, "too_many_downloads",
+                       f"{st.settings.max_concurrent_downloads} edge downloads are being served "
+                       "(GRAPHGPU_MAX_CONCURRENT_DOWNLOADS); retry shortly",
+                       headers={"Retry-After": str(DOWNLOAD_RETRY_AFTER)})
+    return _HeldStream(edges_npz(graph), slots.release, media_type="application/octet-stream",
+                       headers={"Content-Disposition": f"attachment; filename={graph_id}.npz"})

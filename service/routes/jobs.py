@@ -64,7 +64,7 @@ def submit_job(
 
     The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
     """
-    algorithm, params = algorithm_and_params(body.algorithm, body.params)
+    algorithm, params = algorithm_and_params(body.algorithm, body.params, st.settings)
     check_id(body.graph_id, "graph", "graph_id")
     if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -23,6 +26,8 @@ from graphgpu.service.schemas import (
 router = APIRouter(prefix="/v1", tags=["service"])
 #: Routes that answer without an API key (load balancers and orchestrators call them).
 probes = APIRouter(prefix="/v1", tags=["service"])
+#: Key of the opaque worker names shown to non-admins.
+_NAME_KEY = secrets.token_bytes(16)
 
 
 @router.get("/algorithms", operation_id="algorithms-list", summary="Registered algorithms",
@@ -58,7 +63,8 @@ def list_generators() -> dict[str, Any]:
 @router.get("/workers", operation_id="workers-list", summary="Live workers",
             response_model=WorkerList)
 def list_workers(request: Request) -> dict[str, Any]:
-    """Live workers; hosts and pids only for an admin, and a running job only to its tenant."""
+    """Live workers; names, hosts and pids only for an admin (others see an opaque name), and
+    a running job only to its tenant."""
     st, who = state(request), caller(request)
     workers = st.jobs.live_workers()
     if who.admin:
@@ -68,8 +74,17 @@ def list_workers(request: Request) -> dict[str, Any]:
         job = worker.get("current_job")
         visible = job is not None and who.sees(st.jobs.owner(job))
         shown.append({**{k: v for k, v in worker.items() if k not in ("host", "pid")},
+                      "name": opaque_name(worker["name"], worker["backend"]),
                       "current_job": job if visible else None})
     return {"workers": shown}
+
+
+def opaque_name(name: str, backend: str) -> str:
+    """A name for a worker that does not tell its host or pid (RQ names hold both), the same
+    for the life of this API process: keyed by a random secret, so that hosts and pids cannot
+    be guessed back from it."""
+    digest = hmac.new(_NAME_KEY, name.encode(), hashlib.sha256).hexdigest()
+    return f"{backend}-worker-{digest[:12]}"
 
 
 @probes.get("/health", operation_id="service-health", summary="Liveness", response_model=Health)

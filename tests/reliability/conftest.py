@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+import httpx
+
 from graphgpu.kernels.core import protocol
-from tests.conftest import Stack, wait_until
+from graphgpu.kernels.core.settings import Settings
+from graphgpu.service.serve import api_command
+from tests.conftest import REPO, Stack, wait_until
 
 PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
 
@@ -55,3 +62,49 @@ def assert_nothing_lost_or_stuck(stack: Stack, accepted: Iterable[str],
     for backend in ("auto", "cpu", "gpu"):
         assert not stack.redis.llen(f"rq:queue:{stack.prefix}-{backend}"), f"{backend} queue"
     return records
+
+
+class GuardedStack(Stack):
+    """A stack whose API runs as ``graphgpu serve`` starts it: uvicorn with the connection
+    limits of :func:`graphgpu.service.serve.api_command` (the plain fixture's uvicorn has none).
+    """
+
+    def start_api(self) -> None:
+        given = {name: self.env[f"GRAPHGPU_{name.upper()}"]
+                 for name in ("max_connections", "keep_alive_seconds")
+                 if f"GRAPHGPU_{name.upper()}" in self.env}
+        settings = Settings(port=self.port, **given)  # the rest the API reads from self.env
+        self.api = subprocess.Popen(api_command(sys.executable, settings), env=self.env,
+                                    cwd=REPO)
+
+        def up() -> bool:
+            assert self.api is not None and self.api.poll() is None, "the API exited"
+            try:
+                return self.http.get("/v1/health").status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(up, timeout=30)
+
+
+def rss(pid: int) -> int:
+    """Resident memory of a process now (``VmRSS``), in bytes."""
+    return _status_bytes(pid, "VmRSS")
+
+
+def peak_rss(pid: int) -> int:
+    """Peak resident memory of a process so far (``VmHWM``), in bytes."""
+    return _status_bytes(pid, "VmHWM")
+
+
+def _status_bytes(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def reset_peak_rss(pid: int) -> None:
+    """Start a process's ``VmHWM`` again from its current resident memory (Linux
+    ``clear_refs``), so that the peak of one request can be read."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")

@@ -55,7 +55,8 @@ def test_workers_details_are_for_admins_and_current_job_is_reported(keyed: Stack
             (view,) = caller.get("/v1/workers").json()["workers"]
             assert view.get("host") is None and view.get("pid") is None, view
             assert view["current_job"] == (job if sees_job else None), view
-            assert view["name"] == admin_view["name"] and view["backend"] == "cpu"
+            # RQ's name holds host and pid: others see an opaque one (issue 28, item 9)
+            assert view["name"] != admin_view["name"] and view["backend"] == "cpu"
         wait_until(lambda: root.get(f"/v1/jobs/{job}").json()["status"] == "succeeded",
                    timeout=30)
         wait_until(lambda: root.get("/v1/workers").json()["workers"][0]["current_job"] is None,

@@ -13,12 +13,11 @@ import time
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import PLUGIN, Stack
-from tests.reliability.conftest import PATH_WITH_TAIL
+from tests.reliability.conftest import PATH_WITH_TAIL, peak_rss
 
 BUDGET = 256 * 1024**2
 MIB = 1024**2
@@ -32,18 +31,12 @@ def bomb(gib: int) -> bytes:
     return b"".join([*(packer.compress(block) for _ in range(1024 * gib)), packer.flush()])
 
 
-def peak_rss(pid: int) -> int:
-    """Peak resident memory of a process so far (``VmHWM``), in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
-
 @pytest.fixture(scope="module")
 def api(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(redis_url, tmp_path_factory.mktemp("memory"),
-                  parse_memory_bytes=str(BUDGET))
+    # Neither the inflation-ratio cap nor the stored-bytes bound: the bombs and declared sizes
+    # here test the parse budget (test_limits_before_work tests those two).
+    stack = Stack(redis_url, tmp_path_factory.mktemp("memory"), parse_memory_bytes=str(BUDGET),
+                  max_inflation_ratio="0", stored_bytes_per_upload_byte="0")
     stack.start_api()
     yield stack
     stack.stop()

@@ -60,6 +60,26 @@ def check_budget(settings: Settings, what: str, text_bytes: int, rows: int = 0,
                                    text_bytes=int(text_bytes), rows=int(rows), nodes=int(nodes))
 
 
+#: Bytes on disk per node of any stored graph (int64 CSR offsets and original ids), the least a
+#: declared node count costs.
+STORED_BYTES_PER_NODE = 16
+
+
+def check_stored_bytes(settings: Settings, what: str, stored_bytes: int, upload_bytes: int,
+                       line: int | None = None) -> None:
+    """Refuse (413 ``graph_too_sparse``) a graph that would take more bytes on disk than
+    ``stored_bytes_per_upload_byte`` times its upload plus ``stored_bytes_allowance``: a few
+    bytes declaring a huge node count with few edges must not store gigabytes."""
+    ratio = settings.stored_bytes_per_upload_byte
+    allowed = int(ratio * upload_bytes) + settings.stored_bytes_allowance
+    if ratio and stored_bytes > allowed:
+        raise LimitExceeded(
+            f"{what} would take {stored_bytes:,} bytes on disk, over the {allowed:,} allowed "
+            f"for an upload of {upload_bytes:,} bytes (GRAPHGPU_STORED_BYTES_PER_UPLOAD_BYTE="
+            f"{ratio:g} per byte plus GRAPHGPU_STORED_BYTES_ALLOWANCE); isolated nodes need "
+            "no declaring", line=line, code="graph_too_sparse")
+
+
 def json_depth(text: bytes, chunk: int = 1 << 22) -> int:
     """Deepest nesting of ``[`` and ``{`` in ``text`` (brackets inside strings counted too:
     a graph's JSON has no strings but its keys), in chunks so that memory stays small."""

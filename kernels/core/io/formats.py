@@ -20,7 +20,7 @@ message that quotes the offending token; codes: ``bad_node_id``, ``bad_number``,
 ``bad_columns``,
 ``bad_header``, ``bad_gzip``, ``bad_json``, ``unsupported_mtx``. Limits raise
 :class:`LimitExceeded` (``node_id_too_large``, ``too_many_nodes``, ``decompressed_too_large``,
-``upload_too_large``). Text is scanned by the Numba kernels in
+``upload_too_large``, ``graph_too_sparse``). Text is scanned by the Numba kernels in
 :mod:`graphgpu.kernels.core.io.textscan`.
 """
 
@@ -40,16 +40,16 @@ from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.io.budget import (
     BYTES_PER_JSON_BYTE,
     MAX_JSON_DEPTH,
+    STORED_BYTES_PER_NODE,
     check_budget,
+    check_stored_bytes,
     json_depth,
 )
+from graphgpu.kernels.core.io.gzipped import GZIP_MAGIC, gunzip
 from graphgpu.kernels.core.settings import Settings, get_settings
 
 FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json")
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_GZ_IN = 1 << 20  # compressed bytes fed per step, so unconsumed_tail copies stay small
-_GZ_OUT = 1 << 23  # most bytes inflated per step, so a bomb never inflates much past a limit
 _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth a thread
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
@@ -108,9 +108,11 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
                             f"{settings.max_upload_bytes}", code="upload_too_large")
     if not isinstance(data, bytes | bytearray):
         data = bytes(data)  # the scanners use .find; a memoryview has none
-    compressed = data[:2] == _GZIP_MAGIC
-    text = _gunzip(data, settings.max_decompressed_bytes, settings) if compressed else data
+    compressed = data[:2] == GZIP_MAGIC
+    text = gunzip(data, settings.max_decompressed_bytes, settings) if compressed else data
     resolved = detect_format(bytes(text[:65536])) if fmt == "auto" else fmt
+    if resolved in ("cnp", "mtx", "metis"):
+        _check_declared_size(text, resolved, settings, len(data))
     if resolved != "json":  # (JSON has its own estimate)
         check_budget(settings, "the upload", len(text) + (len(data) if compressed else 0),
                      rows=_rows_estimate(text, resolved))
@@ -152,7 +154,7 @@ def detect_format(text_head: bytes) -> str:
         cannot be told from an edge list reliably.
     """
     head = bytes(text_head)
-    if head[:2] == _GZIP_MAGIC:
+    if head[:2] == GZIP_MAGIC:
         try:
             head = zlib.decompressobj(31).decompress(head, 65536)  # a prefix is enough
         except zlib.error:
@@ -167,53 +169,6 @@ def detect_format(text_head: bytes) -> str:
     if len(data) >= 2 and data[0].isdigit() and re.match(rb"\d+\s*:", data[1]):
         return "cnp"
     return "edgelist"
-
-
-# --- gzip -------------------------------------------------------------------------------------
-
-def _gunzip(data: bytes, limit: int, settings: Settings | None = None) -> bytearray:
-    """Inflate every gzip member, never holding more than ``limit + 1`` bytes of output.
-
-    With ``settings``, also stop as soon as the text inflated so far (and its lines, each a
-    possible edge) would need more than the parse budget: a gzip bomb is refused after inflating
-    at most a budget's worth, never the whole of it.
-    """
-    out = bytearray()
-    lines = 0
-    view = memoryview(data).cast("B")
-    off = 0
-    pending: bytes | memoryview = b""
-    dec = zlib.decompressobj(31)
-    try:
-        while True:
-            if not pending and off < len(view):
-                pending, off = view[off:off + _GZ_IN], off + _GZ_IN
-            chunk = dec.decompress(pending, min(limit + 1 - len(out), _GZ_OUT))
-            if not chunk and not pending and not dec.unconsumed_tail:
-                break  # input used up and nothing left buffered in zlib
-            out += chunk
-            if len(out) > limit:
-                raise LimitExceeded(f"gzip'd upload inflates past the limit of {limit} bytes",
-                                    code="decompressed_too_large")
-            if settings is not None:
-                lines += chunk.count(b"\n")
-                check_budget(settings, f"the gzip'd upload (inflated to {len(out):,} bytes "
-                             "so far)", len(out) + len(data), rows=lines + 1)
-            pending = dec.unconsumed_tail
-            if dec.eof:  # a member ended: another may follow (bgzip writes many)
-                pending = dec.unused_data
-                while len(pending) < 2 and off < len(view):
-                    pending, off = bytes(pending) + view[off:off + _GZ_IN], off + _GZ_IN
-                if not pending.strip(b"\0") and not bytes(view[off:]).strip(b"\0"):
-                    return out
-                if pending[:2] != _GZIP_MAGIC:
-                    raise InvalidInput("trailing garbage after the gzip stream", code="bad_gzip")
-                dec = zlib.decompressobj(31)
-    except zlib.error as exc:
-        raise InvalidInput(f"corrupt gzip stream: {exc}", code="bad_gzip") from None
-    if not dec.eof:
-        raise InvalidInput("truncated gzip stream", code="bad_gzip")
-    return out
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -404,7 +359,6 @@ def _parse_mtx(text: bytes, settings: Settings) -> _Edges:
 
 
 def _parse_cnp(text: bytes, settings: Settings) -> _Edges:
-    _check_cnp_header(text, settings)
     tk = ts.tokenize(text, 0, 1, colon=True)
     if tk.ntok.size == 0 or tk.ntok[0] != 1:
         raise InvalidInput("the first line of a CNP file must be the node count n", line=1,
@@ -420,15 +374,22 @@ def _parse_cnp(text: bytes, settings: Settings) -> _Edges:
     return src, tk.ival[~is_head & (np.arange(tk.ival.size) > 0)], None, nodes
 
 
-def _check_cnp_header(text: bytes, settings: Settings) -> None:
-    """Refuse, before tokenizing, a CNP file whose first line declares more nodes than fit in
-    the budget (a 16-byte ``200000000`` file once took 8 GB and 73 s)."""
-    first = bytes(text[:64]).lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].strip()
-    if first.isdigit():
-        n = int(first)
-        _check_node_limits(n, 1, settings)
-        check_budget(settings, f"line 1: the declared graph ({n:,} nodes)", len(text),
-                     rows=text.count(b"\n"), nodes=n, line=1)
+def _check_declared_size(text: bytes, fmt: str, settings: Settings, upload_bytes: int) -> None:
+    """Refuse, before tokenizing, a CNP, MTX or METIS file whose header declares more nodes than
+    the limits allow, or than its upload may store (``graph_too_sparse``); for CNP also more
+    than fit in the parse budget. A 16-byte CNP file declaring 200,000,000 nodes once took 8 GB
+    and 73 s; a 15-byte one declaring 99,999,999 stored 1.5 GB."""
+    head = bytes(text[:1 << 16]).lstrip(b"\xef\xbb\xbf")
+    numbered = ((i, raw.split()) for i, raw in enumerate(head.split(b"\n"), start=1))
+    line, tokens = next(((i, t) for i, t in numbered if t and t[0][:1] not in (b"%", b"#")),
+                        (0, []))
+    if not tokens or not tokens[0].isdigit():
+        return  # no header in sight, or not a count: the parser reports it
+    n, what = int(tokens[0]), f"line {line}: the declared graph ({int(tokens[0]):,} nodes)"
+    _check_node_limits(n, line, settings)
+    if fmt == "cnp":
+        check_budget(settings, what, len(text), rows=text.count(b"\n"), nodes=n, line=line)
+    check_stored_bytes(settings, what, STORED_BYTES_PER_NODE * n, upload_bytes, line=line)
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -440,10 +401,12 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
                            f"{MAX_JSON_DEPTH} accepted)", code="bad_json")
     try:
         doc = json.loads(bytes(text))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", 1)
-        raise InvalidInput(f"line {line}: invalid JSON: {exc}", line=line,
-                           code="bad_json") from None
+    except ValueError as exc:
+        # Also UnicodeDecodeError, and an integer of more than 4,300 digits (Python's limit on
+        # int <-> str conversion), which json.loads raises as a plain ValueError.
+        line = getattr(exc, "lineno", None)
+        where = f"line {line}: " if line else ""
+        raise InvalidInput(f"{where}invalid JSON: {exc}", line=line, code="bad_json") from None
     except RecursionError:
         raise InvalidInput("the JSON is nested too deeply", code="bad_json") from None
     rows, nodes = doc, None
