@@ -96,7 +96,6 @@ def test_long_poll_answers_when_the_job_ends_and_at_the_timeout(client, stack):
     answer = stack.http.get(f"/v1/jobs/{running.id}", params={"wait": 1.5})
     held = time.monotonic() - started
     assert answer.json()["status"] == "running" and 1.0 <= held < 10  # held until the timeout
-    assert stack.http.get(f"/v1/jobs/{running.id}", params={"wait": 31}).status_code == 422
 
     # A long-poll in flight answers once the job ends, long before its 30 s: a queued job
     # canceled by the API, then a running one canceled through its worker.
@@ -107,7 +106,8 @@ def test_long_poll_answers_when_the_job_ends_and_at_the_timeout(client, stack):
 
         def poll(job_id: str = job_id, seen: dict[str, object] = seen) -> None:
             t0 = time.monotonic()
-            seen["status"] = stack.http.get(f"/v1/jobs/{job_id}", params={"wait": 30},
+            # Above the 30 s maximum: waits the maximum (issue 27), ends with the job.
+            seen["status"] = stack.http.get(f"/v1/jobs/{job_id}", params={"wait": 300},
                                             timeout=60).json()["status"]
             seen["seconds"] = time.monotonic() - t0
 
