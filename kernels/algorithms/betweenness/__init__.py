@@ -97,5 +97,6 @@ BETWEENNESS = register_algorithm(Algorithm(
     name="betweenness_centrality", params_model=BetweennessParams,
     result_model=BetweennessSummary, cpu=cpu.betweenness, gpu=gpu.betweenness,
     node_params=("sources",), estimate=estimate_betweenness, directed="native",
-    summary="Betweenness centrality (Brandes; hops or positive weights), exact or from k "
-            "sampled sources, normalized as NetworkX."))
+    summary="Betweenness centrality (Brandes; hops or positive weights; paths follow "
+            "out-edges on directed graphs), exact or from k sampled sources, normalized as "
+            "NetworkX."))
