@@ -16,8 +16,9 @@ prints no cache warning. The service stores graphs by content.
 
 Only what the service can answer exactly (or as documented below) is taken; anything else raises
 ``NotImplementedError``, on which NetworkX falls back to its own code when
-``nx.config.fallback_to_nx`` (``NETWORKX_FALLBACK_TO_NX=True``) is set: multigraphs, graphs
-with self-loops or without nodes, directed graphs where a function does not take them, and the
+``nx.config.fallback_to_nx`` (``NETWORKX_FALLBACK_TO_NX=True``) is set: multigraphs (but for
+``betweenness_centrality``, where NetworkX counts parallel edges by the lightest), graphs with
+self-loops or without nodes, directed graphs where a function does not take them, and the
 parameters listed per function. The functions served, by module: this one (centralities,
 communities, similarity, independent sets, cores), :mod:`.nx_structure` (components, isolates,
 trees, clustering) and :mod:`.nx_paths` (shortest path lengths, reachability); the README lists
@@ -72,6 +73,9 @@ SERVED: dict[str, tuple[str, bool]] = {
     "pagerank": ("pagerank", True),
     "core_number": ("core_number", False),
 }
+#: The functions of this module served on multigraphs: betweenness follows each neighbour once,
+#: weighted by the lightest parallel edge, as NetworkX's does (and as a multigraph is uploaded).
+MULTIGRAPHS = frozenset({"betweenness_centrality"})
 #: Every served NetworkX function -> the service algorithm it runs (a function is offered when
 #: the service lists that algorithm).
 FUNCTIONS: dict[str, str] = {name: algorithm for table in (SERVED, nx_structure.SERVED,
@@ -95,7 +99,7 @@ def uploaded(G: Any, weight: str | None = None) -> StoredGraph | None:  # noqa: 
 
 
 def _graph(G: Any, name: str) -> Any:  # noqa: N803
-    return served_graph(G, name, SERVED)
+    return served_graph(G, name, SERVED, MULTIGRAPHS)
 
 
 def _in_order(G: Any, values: dict[Any, Any]) -> dict[Any, Any]:  # noqa: N803
@@ -114,6 +118,8 @@ def _ids(stored: StoredGraph, nodes: Iterable[Any]) -> list[Any]:
 def _has_weight(graph: Any, weight: str | None) -> bool:
     """Whether some edge has the ``weight`` attribute (C-level iteration, first hit ends it)."""
     data = chain.from_iterable(map(dict.values, graph._adj.values()))
+    if graph.is_multigraph():  # neighbour -> {key: attributes}
+        data = chain.from_iterable(map(dict.values, data))
     return weight is not None and any(map(dict.__contains__, data, repeat(weight)))
 
 

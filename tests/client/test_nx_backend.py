@@ -326,3 +326,14 @@ def test_weighted_and_directed_betweenness_equal_networkx(directed: bool) -> Non
         approx(nx.betweenness_centrality(g, backend=BACKEND, **kwargs),
                nx.betweenness_centrality(g, **kwargs))
     assert nx_backend.uploaded(g, "weight").directed is directed
+
+
+def test_betweenness_of_multigraphs_counts_the_lightest_parallel_edge() -> None:
+    for make in (nx.MultiGraph, nx.MultiDiGraph):
+        g = make([(0, 1, {"weight": 3}), (0, 1, {"weight": 1}), (1, 2, {"weight": 1}),
+                  (0, 3, {"weight": 1}), (3, 2, {"weight": 1}), (2, 4, {}), (0, 2),
+                  (0, 2, {"weight": 2})])
+        for weight in (None, "weight"):
+            approx(nx.betweenness_centrality(g, weight=weight, normalized=False, backend=BACKEND),
+                   nx.betweenness_centrality(g, weight=weight, normalized=False))
+        assert nx_backend.uploaded(g, "weight") is not None
