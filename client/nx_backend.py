@@ -16,8 +16,9 @@ prints no cache warning. The service stores graphs by content.
 
 Only what the service can answer exactly (or as documented below) is taken; anything else raises
 ``NotImplementedError``, on which NetworkX falls back to its own code when
-``nx.config.fallback_to_nx`` (``NETWORKX_FALLBACK_TO_NX=True``) is set: multigraphs, graphs
-with self-loops or without nodes, directed graphs where a function does not take them, and the
+``nx.config.fallback_to_nx`` (``NETWORKX_FALLBACK_TO_NX=True``) is set: multigraphs (but for
+``betweenness_centrality``, where NetworkX counts parallel edges by the lightest), graphs with
+self-loops or without nodes, directed graphs where a function does not take them, and the
 parameters listed per function. The functions served, by module: this one (centralities,
 communities, similarity, independent sets, cores), :mod:`.nx_structure` (components, isolates,
 trees, clustering) and :mod:`.nx_paths` (shortest path lengths, reachability); the README lists
@@ -39,8 +40,11 @@ Documented differences:
   relies on that order (``condensation``'s numbering) numbers them differently.
 * ``leiden_communities``: the service's deterministic Leiden (NetworkX has no implementation of
   its own); ``max_level`` not supported.
-* ``betweenness_centrality``: hop distances only (``weight`` not supported); the ``k`` sampled
-  sources are drawn from ``seed`` exactly as NetworkX draws them, so the scores are NetworkX's.
+* ``betweenness_centrality``: directed graphs and ``weight`` by attribute name (positive
+  weights; missing ones count 1; zero or negative weights and weight functions fall back); the
+  ``k`` sampled sources are drawn from ``seed`` exactly as NetworkX draws them, and equal path
+  lengths are detected by the exact float comparison NetworkX makes, so the scores are
+  NetworkX's (but for a weight lost in the rounding of a distance: the family's notes).
 """
 
 from __future__ import annotations
@@ -62,13 +66,16 @@ __all__ = ["BACKEND_NAME", "FUNCTIONS", "ServiceGraph", "backend_info", "backend
 SERVED: dict[str, tuple[str, bool]] = {
     "closeness_centrality": ("closeness", False),
     "maximal_independent_set": ("mis", False),
-    "betweenness_centrality": ("betweenness_centrality", False),
+    "betweenness_centrality": ("betweenness_centrality", True),
     "louvain_communities": ("louvain", False),
     "leiden_communities": ("leiden", False),
     "jaccard_coefficient": ("jaccard", False),
     "pagerank": ("pagerank", True),
     "core_number": ("core_number", False),
 }
+#: The functions of this module served on multigraphs: betweenness follows each neighbour once,
+#: weighted by the lightest parallel edge, as NetworkX's does (and as a multigraph is uploaded).
+MULTIGRAPHS = frozenset({"betweenness_centrality"})
 #: Every served NetworkX function -> the service algorithm it runs (a function is offered when
 #: the service lists that algorithm).
 FUNCTIONS: dict[str, str] = {name: algorithm for table in (SERVED, nx_structure.SERVED,
@@ -92,7 +99,7 @@ def uploaded(G: Any, weight: str | None = None) -> StoredGraph | None:  # noqa: 
 
 
 def _graph(G: Any, name: str) -> Any:  # noqa: N803
-    return served_graph(G, name, SERVED)
+    return served_graph(G, name, SERVED, MULTIGRAPHS)
 
 
 def _in_order(G: Any, values: dict[Any, Any]) -> dict[Any, Any]:  # noqa: N803
@@ -111,6 +118,8 @@ def _ids(stored: StoredGraph, nodes: Iterable[Any]) -> list[Any]:
 def _has_weight(graph: Any, weight: str | None) -> bool:
     """Whether some edge has the ``weight`` attribute (C-level iteration, first hit ends it)."""
     data = chain.from_iterable(map(dict.values, graph._adj.values()))
+    if graph.is_multigraph():  # neighbour -> {key: attributes}
+        data = chain.from_iterable(map(dict.values, data))
     return weight is not None and any(map(dict.__contains__, data, repeat(weight)))
 
 
@@ -161,20 +170,26 @@ def maximal_independent_set(G: Any, nodes: Any = None, seed: Any = None) -> list
 def betweenness_centrality(G: Any, k: int | None = None, normalized: bool = True,  # noqa: N803
                            weight: str | None = None, endpoints: bool = False,
                            seed: Any = None) -> dict[Any, float]:
-    """Betweenness (hops), NetworkX's rescaling; ``k`` sources drawn as NetworkX draws them."""
+    """Betweenness (hops, or the positive ``weight`` of each edge; directed graphs by
+    out-edges), NetworkX's rescaling; ``k`` sources drawn as NetworkX draws them."""
     import random
 
     graph = _graph(G, "betweenness_centrality")
-    if weight is not None:
-        raise NotImplementedError("betweenness_centrality: weighted paths are not served")
+    if callable(weight):
+        raise NotImplementedError("betweenness_centrality: weights by attribute name only")
     params: dict[str, Any] = {"normalized": bool(normalized), "endpoints": bool(endpoints)}
     if k is not None and k != len(graph):
         rng = seed if hasattr(seed, "sample") else random.Random(seed)
         params["sources"] = rng.sample(list(graph), k)  # NetworkX's own draw, same order
         if not params["sources"]:
             raise ZeroDivisionError("k=0 sampled sources: NetworkX divides by k")
-    values = current().run(graph, "betweenness_centrality", **params).node_values("betweenness")
-    return _in_order(graph, values)
+    weight = weight if _has_weight(graph, weight) else None  # else every edge counts 1
+    session = current()
+    stored = session.stored(graph, weight, nonnegative=True)
+    if weight is not None and session.cached(graph, weight)[2] <= 0:
+        raise NotImplementedError("betweenness_centrality: graphgpu takes positive weights")
+    job = session.run_on(stored, "betweenness_centrality", **params)
+    return _in_order(graph, job.node_values("betweenness"))
 
 
 def louvain_communities(G: Any, weight: str | None = "weight", resolution: float = 1,  # noqa: N803

@@ -127,8 +127,12 @@ def test_what_is_not_served_falls_back_or_says_so() -> None:
     g = int_graph()
     with pytest.raises(NotImplementedError):
         nx_backend.closeness_centrality(g, distance="weight")
+    zero = nx.path_graph(4)
+    zero[1][2]["weight"] = 0
     with pytest.raises(NotImplementedError):
-        nx_backend.betweenness_centrality(g, weight="weight")
+        nx_backend.betweenness_centrality(zero, weight="weight")
+    with pytest.raises(NotImplementedError):
+        nx_backend.betweenness_centrality(g, weight=lambda u, v, d: 1)
     saved = list(nx.config.backend_priority.algos)
     nx.config.backend_priority.algos = [BACKEND]  # graphgpu first, NetworkX after it
     try:
@@ -307,3 +311,29 @@ def test_maximal_independent_set_containing_given_nodes() -> None:
     with pytest.raises(nx.NetworkXUnfeasible):
         nx.maximal_independent_set(g, ["Salviati", "Pazzi"], backend=BACKEND)
     assert nx.maximal_independent_set(nx.complete_graph(5), [3], backend=BACKEND) == [3]
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_weighted_and_directed_betweenness_equal_networkx(directed: bool) -> None:
+    """Integer weights with ties, some edges without the attribute (they count 1), labels."""
+    g = nx.gnp_random_graph(30, 0.12, seed=7, directed=directed)
+    rng = random.Random(2)
+    for u, v in list(g.edges)[::4]:
+        g[u][v]["weight"] = rng.randint(1, 3)
+    g = nx.relabel_nodes(g, {v: f"n{v}" for v in g})
+    for kwargs in ({}, {"weight": "weight"}, {"weight": "weight", "endpoints": True},
+                   {"weight": "weight", "k": 9, "seed": 4, "normalized": False}):
+        approx(nx.betweenness_centrality(g, backend=BACKEND, **kwargs),
+               nx.betweenness_centrality(g, **kwargs))
+    assert nx_backend.uploaded(g, "weight").directed is directed
+
+
+def test_betweenness_of_multigraphs_counts_the_lightest_parallel_edge() -> None:
+    for make in (nx.MultiGraph, nx.MultiDiGraph):
+        g = make([(0, 1, {"weight": 3}), (0, 1, {"weight": 1}), (1, 2, {"weight": 1}),
+                  (0, 3, {"weight": 1}), (3, 2, {"weight": 1}), (2, 4, {}), (0, 2),
+                  (0, 2, {"weight": 2})])
+        for weight in (None, "weight"):
+            approx(nx.betweenness_centrality(g, weight=weight, normalized=False, backend=BACKEND),
+                   nx.betweenness_centrality(g, weight=weight, normalized=False))
+        assert nx_backend.uploaded(g, "weight") is not None

@@ -1,4 +1,10 @@
-"""CPU (Numba) side of the ``betweenness`` family: Brandes, sources spread over the cores."""
+"""CPU (Numba) side of the ``betweenness`` family: Brandes, sources spread over the cores.
+
+From each source the distances come from a BFS (hop counts) or Dijkstra (positive weights,
+:func:`graphgpu.kernels.algorithms.common.dijkstra.dijkstra`), with the reached nodes in
+ascending distance; then the path counts are pulled over the in-rows in that order and the
+dependencies over the out-rows in the reverse order, along the tight arcs of the family's notes.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +15,35 @@ import numba
 import numpy as np
 
 from graphgpu.kernels.algorithms.betweenness import driver
+from graphgpu.kernels.algorithms.common.dijkstra import dijkstra
+from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 
 @numba.njit(cache=True, nogil=True)
-def _one_source(indptr: np.ndarray, indices: np.ndarray, s: int, endpoints: bool,
-                dist: np.ndarray, sigma: np.ndarray, delta: np.ndarray, order: np.ndarray,
-                bc: np.ndarray) -> None:
-    """Add source ``s``'s dependencies to ``bc`` (scratch arrays are reset on the way out)."""
-    dist[s] = 0
-    sigma[s] = 1.0
+def _tight(du: float, dv: float, weight: np.ndarray, j: int) -> bool:
+    """Whether arc ``j`` (``u -> v``) is on a shortest path: ``du + w == dv`` exactly, with
+    ``du < dv`` (a weight lost in the rounding of ``du`` makes no arc); ``w`` is 1 without
+    weights (``weight`` empty)."""
+    w = 1.0 if weight.shape[0] == 0 else weight[j]
+    return du < dv and du + w == dv
+
+
+@numba.njit(cache=True, nogil=True)
+def _distances(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, s: int,
+               dist: np.ndarray, order: np.ndarray) -> int:
+    """Distances from ``s`` into ``dist`` (``inf`` unreached); the reached nodes into ``order``
+    by ascending distance; returns how many there are."""
+    if weight.shape[0] > 0:
+        found = dijkstra(indptr, indices, weight, s)
+        reached = np.flatnonzero(found < np.inf).astype(np.int32)
+        reached = reached[np.argsort(found[reached], kind="mergesort")]
+        for i in range(reached.shape[0]):
+            order[i] = reached[i]
+            dist[reached[i]] = found[reached[i]]
+        return reached.shape[0]
+    dist[s] = 0.0
     order[0] = s
     head, tail = 0, 1
     while head < tail:  # BFS: discovery order is the level order
@@ -27,16 +51,27 @@ def _one_source(indptr: np.ndarray, indices: np.ndarray, s: int, endpoints: bool
         head += 1
         for j in range(indptr[v], indptr[v + 1]):
             w = indices[j]
-            if dist[w] < 0:
-                dist[w] = dist[v] + 1
+            if dist[w] == np.inf:
+                dist[w] = dist[v] + 1.0
                 order[tail] = w
                 tail += 1
-    for i in range(1, tail):  # path counts pulled in CSR order, as the GPU does
+    return tail
+
+
+@numba.njit(cache=True, nogil=True)
+def _one_source(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
+                in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray, s: int,
+                endpoints: bool, dist: np.ndarray, sigma: np.ndarray, delta: np.ndarray,
+                order: np.ndarray, bc: np.ndarray) -> None:
+    """Add source ``s``'s dependencies to ``bc`` (scratch arrays are reset on the way out)."""
+    tail = _distances(indptr, indices, weight, s, dist, order)
+    sigma[s] = 1.0
+    for i in range(1, tail):  # path counts pulled over the in-rows, as the GPU does
         w = order[i]
         total = 0.0
-        for j in range(indptr[w], indptr[w + 1]):
-            v = indices[j]
-            if dist[v] == dist[w] - 1:
+        for j in range(in_indptr[w], in_indptr[w + 1]):
+            v = in_indices[j]
+            if _tight(dist[v], dist[w], in_weight, j):
                 total += sigma[v]
         sigma[w] = total
     for i in range(tail - 1, -1, -1):  # dependencies pulled from the successors
@@ -44,7 +79,7 @@ def _one_source(indptr: np.ndarray, indices: np.ndarray, s: int, endpoints: bool
         total = 0.0
         for j in range(indptr[v], indptr[v + 1]):
             w = indices[j]
-            if dist[w] == dist[v] + 1:
+            if _tight(dist[v], dist[w], weight, j):
                 total += (sigma[v] / sigma[w]) * (1.0 + delta[w])
         delta[v] = total
     for i in range(tail):
@@ -54,20 +89,25 @@ def _one_source(indptr: np.ndarray, indices: np.ndarray, s: int, endpoints: bool
                 bc[v] += tail - 1
         else:
             bc[v] += delta[v] + 1.0 if endpoints else delta[v]
-        dist[v] = -1
+        dist[v] = np.inf
         sigma[v] = 0.0
         delta[v] = 0.0
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def brandes_numba(indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray,
-                  endpoints: bool, workers: int) -> np.ndarray:
+def brandes_numba(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
+                  in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray,
+                  sources: np.ndarray, endpoints: bool, workers: int) -> np.ndarray:
     """Unnormalised betweenness (ordered pairs) from ``sources``.
 
     Parameters
     ----------
     indptr, indices : ndarray
-        CSR rows.
+        CSR out-rows: the arcs paths follow.
+    weight : ndarray of float64
+        Positive length of each out-row arc; empty for hop counts.
+    in_indptr, in_indices, in_weight : ndarray
+        The same arcs by head (the out-rows themselves on an undirected graph).
     sources : ndarray of int32
         Internal ids of the sources.
     endpoints : bool
@@ -83,13 +123,13 @@ def brandes_numba(indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray,
     n = indptr.shape[0] - 1
     partial = np.zeros((workers, n), np.float64)
     for t in numba.prange(workers):
-        dist = np.full(n, -1, np.int32)
+        dist = np.full(n, np.inf, np.float64)
         sigma = np.zeros(n, np.float64)
         delta = np.zeros(n, np.float64)
         order = np.empty(n, np.int32)
         for i in range(t, sources.shape[0], workers):
-            _one_source(indptr, indices, sources[i], endpoints, dist, sigma, delta, order,
-                        partial[t])
+            _one_source(indptr, indices, weight, in_indptr, in_indices, in_weight, sources[i],
+                        endpoints, dist, sigma, delta, order, partial[t])
     return partial.sum(axis=0)
 
 
@@ -99,6 +139,7 @@ def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmRes
     Parameters
     ----------
     graph : Graph
+        Undirected or directed (paths follow out-edges).
     params : BetweennessParams
     progress : ProgressFn
 
@@ -111,11 +152,14 @@ def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmRes
     Raises
     ------
     InvalidInput
-        ``k`` larger than the number of nodes.
+        ``k`` larger than the number of nodes; a weight that is not positive.
     """
     sources, exact = driver.sources_of(graph, params)
+    weight, in_weight = driver.lengths(graph, params)
+    in_indptr, in_indices, _ = backward(graph)
     progress(0.0, f"betweenness: {sources.shape[0]:,} sources")
     workers = max(1, min(len(os.sched_getaffinity(0)), int(sources.shape[0])))
-    raw = brandes_numba(graph.indptr, graph.indices, sources, params.endpoints, workers)
+    raw = brandes_numba(graph.indptr, graph.indices, weight, in_indptr, in_indices, in_weight,
+                        sources, params.endpoints, workers)
     progress(1.0, "betweenness: done")
     return driver.result(graph, params, sources, exact, raw)

@@ -1,8 +1,9 @@
 """What a ``betweenness_centrality`` job does on either backend: the sources (NetworkX's
-sample), NetworkX's rescaling of the raw sums, and the result.
+sample), the path lengths (hops or positive weights), NetworkX's rescaling of the raw sums, and
+the result.
 
 :mod:`.cpu` and :mod:`.gpu` compute the raw sums of dependencies over the sources; both call
-:func:`sources_of` before and :func:`result` after.
+:func:`sources_of` and :func:`lengths` before and :func:`result` after.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import INDEX_DTYPE, Graph
 from graphgpu.kernels.core.registry import AlgorithmResult
@@ -36,9 +38,30 @@ def sources_of(graph: Graph, params: Any) -> tuple[np.ndarray, bool]:
     return graph.internal_ids(chosen), False
 
 
+def lengths(graph: Graph, params: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Arc lengths of the out-rows and of the in-rows (:func:`..common.direction.backward`), as
+    float64; two empty arrays for hop counts (an unweighted graph, or ``weighted=False``).
+
+    Raises
+    ------
+    InvalidInput
+        A weight that is not positive (``field="weights"``): a zero-weight arc puts two nodes at
+        one distance with a shortest path between them, where Brandes' counts (and NetworkX's,
+        which then depend on its heap order) are not defined.
+    """
+    if not params.weighted or graph.weights is None:
+        empty = np.empty(0, dtype=np.float64)
+        return empty, empty
+    if graph.weights.size and graph.weights.min() <= 0:
+        raise InvalidInput("weighted betweenness needs positive weights (or weighted=false for "
+                           "hop counts)", field="weights")
+    _, _, in_weights = backward(graph)
+    return graph.weights.astype(np.float64), in_weights.astype(np.float64)
+
+
 def rescale(raw: np.ndarray, n: int, sources: np.ndarray, exact: bool, normalized: bool,
-            endpoints: bool) -> np.ndarray:
-    """NetworkX's ``_rescale`` for an undirected graph, on an array.
+            endpoints: bool, directed: bool) -> np.ndarray:
+    """NetworkX's ``_rescale``, on an array.
 
     Parameters
     ----------
@@ -51,14 +74,17 @@ def rescale(raw: np.ndarray, n: int, sources: np.ndarray, exact: bool, normalize
     exact : bool
         Every node was a source.
     normalized, endpoints : bool
+    directed : bool
+        A directed graph's pairs are ordered: unnormalised sums are not halved.
     """
     out = raw.copy()
     big_n = n if endpoints else n - 1
     if big_n < 2:
         return out
     k_source = big_n if exact else int(sources.shape[0])
+    correction = 1 if directed else 2
     if exact or endpoints:
-        scale = 1 / (k_source * (big_n - 1)) if normalized else big_n / (k_source * 2)
+        scale = 1 / (k_source * (big_n - 1)) if normalized else big_n / (k_source * correction)
         if scale != 1:
             out *= scale
         return out
@@ -66,21 +92,24 @@ def rescale(raw: np.ndarray, n: int, sources: np.ndarray, exact: bool, normalize
         source_scale = 1 / ((k_source - 1) * (big_n - 1)) if k_source > 1 else math.nan
         other_scale = 1 / (k_source * (big_n - 1))
     else:
-        source_scale = big_n / ((k_source - 1) * 2) if k_source > 1 else math.nan
-        other_scale = big_n / (k_source * 2)
+        source_scale = big_n / ((k_source - 1) * correction) if k_source > 1 else math.nan
+        other_scale = big_n / (k_source * correction)
     is_source = np.zeros(n, dtype=bool)
     is_source[sources] = True
     return out * np.where(is_source, source_scale, other_scale)
 
+
 def result(graph: Graph, params: Any, sources: np.ndarray, exact: bool,
             raw: np.ndarray) -> AlgorithmResult:
     """The rescaled scores (``betweenness`` per node) and the summary (``BetweennessSummary``)."""
-    scores = rescale(raw, graph.n, sources, exact, params.normalized, params.endpoints)
+    scores = rescale(raw, graph.n, sources, exact, params.normalized, params.endpoints,
+                     graph.directed)
     finite = np.where(np.isnan(scores), -np.inf, scores)
     best = float(finite.max())
     # the first node within rounding of the best, so both backends name the same one
     top = int(np.flatnonzero(finite >= best - 1e-9 * max(abs(best), 1.0))[0])
     summary = {"sources": int(sources.shape[0]), "exact": exact,
                "normalized": params.normalized, "endpoints": params.endpoints,
+               "weighted": bool(params.weighted and graph.weights is not None),
                "top_node": int(graph.node_ids[top])}
     return AlgorithmResult(summary=summary, node_values={"betweenness": scores})

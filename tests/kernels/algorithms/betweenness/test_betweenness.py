@@ -1,4 +1,5 @@
-"""Betweenness: CPU vs networkx.betweenness_centrality to 1e-9; GPU vs CPU (``-m gpu``)."""
+"""Betweenness: CPU vs networkx.betweenness_centrality to 1e-9 (undirected and directed, hops
+and weights with ties); GPU vs CPU and NetworkX (``-m gpu``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from graphgpu.kernels.algorithms.betweenness.gpu import betweenness as betweenne
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.registry import no_progress
-from tests.support.graphs import from_nx
+from tests.support.graphs import from_nx, spread
 
 
 def sample_graph(seed: int) -> nx.Graph:
@@ -118,3 +119,128 @@ def test_given_sources_match_networkx_sample() -> None:
     np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9)
     with pytest.raises(InvalidInput):
         betweenness_cpu(graph, BetweennessParams(sources=[3, 3]), no_progress)
+
+
+def weighted_graph(seed: int, directed: bool, tenths: bool = False) -> tuple[nx.Graph, np.ndarray]:
+    """A random graph (or digraph) with a directed path and isolated nodes beside it, weighted
+    1..3 (or 0.1..0.5: float sums whose ties NetworkX detects by exact comparison, as we do), so
+    that many paths tie; the weights also as an array in ``g.edges()`` order."""
+    g = nx.gnp_random_graph(36, 0.1, seed=seed, directed=directed)
+    nx.add_path(g, [36, 37, 38, 39])
+    g.add_nodes_from([40, 41])
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(1, 6, g.number_of_edges()) / 10 if tenths else \
+        rng.integers(1, 4, g.number_of_edges()).astype(np.float64)
+    for (u, v), w in zip(g.edges(), weights, strict=True):
+        g[u][v]["weight"] = w
+    return g, weights
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize(("normalized", "endpoints"), [(True, False), (False, True),
+                                                        (False, False)])
+def test_directed_and_weighted_match_networkx(directed: bool, weighted: bool, normalized: bool,
+                                              endpoints: bool) -> None:
+    g, weights = weighted_graph(5, directed)
+    params = BetweennessParams(normalized=normalized, endpoints=endpoints, weighted=weighted)
+    result = betweenness_cpu(spread(g, 3, 1, weights), params, no_progress)
+    expected = nx.betweenness_centrality(g, normalized=normalized, endpoints=endpoints,
+                                         weight="weight" if weighted else None)
+    np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
+                               atol=1e-12)
+    assert result.summary["weighted"] is weighted
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_float_weight_ties_match_networkx(directed: bool) -> None:
+    """0.1 + 0.2 != 0.3 in float64: the same exact comparison on both sides."""
+    g, weights = weighted_graph(6, directed, tenths=True)
+    result = betweenness_cpu(spread(g, 1, 0, weights), BetweennessParams(), no_progress)
+    expected = nx.betweenness_centrality(g, weight="weight")
+    np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("endpoints", [False, True])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_directed_weighted_sample_matches_networkx(endpoints: bool, normalized: bool) -> None:
+    g, weights = weighted_graph(7, True)
+    params = BetweennessParams(k=10, seed=11, endpoints=endpoints, normalized=normalized)
+    result = betweenness_cpu(spread(g, 1, 0, weights), params, no_progress)
+    expected = nx.betweenness_centrality(g, k=10, seed=11, endpoints=endpoints,
+                                         normalized=normalized, weight="weight")
+    np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
+                               atol=1e-12, equal_nan=True)
+
+
+def test_brute_force_directed_weighted() -> None:
+    """Ordered pairs, fractions of the weighted shortest paths (listed) through each node."""
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([(0, 1, 1), (1, 2, 2), (0, 3, 2), (3, 2, 1), (2, 4, 1), (0, 4, 4),
+                               (4, 5, 1), (5, 0, 3), (1, 5, 5), (3, 1, 1)])
+    n = g.number_of_nodes()
+    brute = np.zeros(n)
+    for s in range(n):
+        for t in range(n):
+            if s == t or not nx.has_path(g, s, t):
+                continue
+            paths = list(nx.all_shortest_paths(g, s, t, weight="weight"))
+            for v in range(n):
+                if v not in (s, t):
+                    brute[v] += sum(v in p for p in paths) / len(paths)
+    weights = np.array([d["weight"] for _, _, d in g.edges(data=True)], dtype=np.float64)
+    graph = spread(g, 1, 0, weights)
+    result = betweenness_cpu(graph, BetweennessParams(normalized=False), no_progress)
+    np.testing.assert_allclose(result.node_values["betweenness"], brute, rtol=1e-12)
+
+
+def test_zero_weights_are_refused_and_hops_stay_available() -> None:
+    g = nx.path_graph(4)
+    graph = from_nx(g, np.array([1.0, 0.0, 2.0]))
+    with pytest.raises(InvalidInput) as info:
+        betweenness_cpu(graph, BetweennessParams(), no_progress)
+    assert info.value.field == "weights"
+    hops = betweenness_cpu(graph, BetweennessParams(weighted=False), no_progress)
+    np.testing.assert_allclose(hops.node_values["betweenness"],
+                               as_list(nx.betweenness_centrality(g)))
+
+
+def gpu_cases() -> list[tuple[nx.Graph, np.ndarray | None]]:
+    """A directed and an undirected graph of ~2000 nodes, hops and integer weights (ties)."""
+    rng = np.random.default_rng(8)
+    cases: list[tuple[nx.Graph, np.ndarray | None]] = []
+    for g in (nx.gnp_random_graph(1500, 0.003, seed=3, directed=True),
+              nx.disjoint_union(nx.barabasi_albert_graph(1500, 3, seed=2),
+                                nx.grid_2d_graph(15, 20))):
+        cases += [(g, None), (g, rng.integers(1, 5, g.number_of_edges()).astype(np.float64))]
+    return cases
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("params", [BetweennessParams(k=300, seed=1),
+                                    BetweennessParams(k=40, seed=2, endpoints=True,
+                                                      normalized=False)])
+def test_gpu_equals_cpu_directed_and_weighted(case: int, params: BetweennessParams) -> None:
+    g, weights = gpu_cases()[case]
+    graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, weights)
+    cpu = betweenness_cpu(graph, params, no_progress)
+    gpu = betweenness_gpu(graph, params, no_progress)
+    assert cpu.summary == gpu.summary
+    np.testing.assert_allclose(gpu.node_values["betweenness"], cpu.node_values["betweenness"],
+                               rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("tenths", [False, True])
+def test_gpu_weighted_matches_networkx(directed: bool, tenths: bool) -> None:
+    g, weights = weighted_graph(9, directed, tenths)
+    result = betweenness_gpu(spread(g, 3, 1, weights), BetweennessParams(endpoints=True),
+                             no_progress)
+    expected = nx.betweenness_centrality(g, endpoints=True, weight="weight")
+    np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
+                               atol=1e-12)
