@@ -17,12 +17,15 @@ CUDA_SOURCE = Path(__file__).with_name("triangles.cu")
 THREADS = 512
 #: Arcs a block takes (whole rows, so a chunk may be longer); its first SLOTS arcs count their
 #: triangles in shared memory (40 KB with the queue), the rest in global memory.
-CHUNK = 4096
+CHUNK = 2048
 SLOTS = 8192
 #: Heavy arcs a block queues in shared memory; more go to a global overflow list.
 QUEUE = 2048
-#: Arcs whose two rows hold more entries than this go to a warp each.
-HEAVY_ENTRIES = 128
+#: Arcs whose shorter list (a's row after b, b's row) holds more entries than this go to a warp
+#: each, which merges the lists 32 entries at a time unless one is over RATIO times the other
+#: (then binary searches).
+HEAVY_ENTRIES = 16
+RATIO = 16
 #: Blocks of the overflow and spill kernels per multiprocessor.
 BLOCKS_PER_SM = 16
 
@@ -44,7 +47,8 @@ def rank_triangles(graph: Graph) -> Any:
     overflow = cp.empty(arcs, dtype=cp.int64)
     overflow_size = cp.zeros(1, dtype=cp.uint64)
     k = kernels(CUDA_SOURCE, ("triangles_chunks", "triangles_overflow", "triangles_spill"),
-                (f"-DTHREADS={THREADS}", f"-DSLOTS={SLOTS}", f"-DQUEUE={QUEUE}"))
+                (f"-DTHREADS={THREADS}", f"-DSLOTS={SLOTS}", f"-DQUEUE={QUEUE}",
+                 f"-DRATIO={RATIO}"))
     k["triangles_chunks"]((int(bounds.shape[0]) - 1,), (THREADS,), (
         dptr, dadj, tail, bounds, cp.int64(HEAVY_ENTRIES), spill, count, overflow,
         overflow_size))
