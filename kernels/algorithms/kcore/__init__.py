@@ -4,7 +4,8 @@ The k-core is the largest subgraph whose nodes all have degree >= k inside it; a
 number is the largest k whose k-core holds it. Weights are ignored.
 
 * CPU (:mod:`.cpu`): Batagelj-Zaversnik bucket peeling, O(n + m), Numba.
-* GPU (:mod:`.gpu`): parallel peeling by levels: ``k`` = the smallest degree left; every node
+* GPU (:mod:`.gpu`): parallel peeling by levels: ``k`` = the smallest degree left (or a lower
+  bound of it: a level that peels nothing costs one pass and sets k exactly); every node
   of degree <= k gets core number k and leaves, neighbours' degrees drop by atomics, and a
   neighbour dropping to k joins the next frontier (exactly one decrement takes it from k + 1 to
   k), until no node of degree <= k is left; then the next level. Core numbers are unique, so

@@ -1,10 +1,11 @@
 """GPU side of the k-core family: level-by-level parallel peeling in one persistent launch
 (``kcore.cu``).
 
-Level ``k`` is the smallest degree left (found on the device); every node of degree <= k gets
-core number k and leaves, its neighbours' degrees drop (atomics), and a neighbour dropping to k
-joins the next frontier, until a frontier is empty; then the next level. Phases are separated by
-grid barriers instead of launches and host reads (a rmat22 graph has ~1000 levels).
+Level ``k`` is the smallest degree left (a lower bound of it, kept on the device); every node of
+degree <= k gets core number k and leaves, its neighbours' degrees drop (atomics), and a
+neighbour dropping to k joins the next frontier, until a frontier is empty; then the next level.
+Phases are separated by grid barriers instead of launches and host reads (a rmat22 graph has
+~1000 levels), one per level and one per round.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 CUDA_SOURCE = Path(__file__).with_name("kcore.cu")
 THREADS = 1024
 #: Blocks per multiprocessor of the persistent launch at most (all must be resident): one wide
-#: block each, as the ~3 grid barriers per level cost more with every block that arrives.
+#: block each, as the grid barriers of every level cost more with every block that arrives.
 BLOCKS_PER_SM = 1
 NONE = 0x7FFFFFFF
 
@@ -42,9 +43,10 @@ def core_numbers(graph: Graph, progress: ProgressFn) -> Any:
     deg = cp.diff(dg.indptr).astype(cp.int32)
     alive = cp.arange(n, dtype=cp.int32)
     buffers = [cp.empty(n, dtype=cp.int32) for _ in range(3)]
-    alive_size = cp.asarray([n, 0], dtype=cp.uint32)
+    alive_size = cp.asarray([n, 0, 0], dtype=cp.uint32)
     size = cp.zeros(3, dtype=cp.uint32)
-    level_min = cp.full(2, NONE, dtype=cp.int32)
+    level_min = cp.full(3, NONE, dtype=cp.int32)
+    level_min[0] = deg.min()  # the first level's k, without a host read
     barrier = cp.zeros(1, dtype=cp.uint32)
     kernel((blocks,), (THREADS,), (dg.indptr, dg.indices, alive, *buffers, deg, core,
                                    alive_size, size, level_min, barrier))

@@ -5,9 +5,10 @@ Every edge is oriented from the lower to the higher ``(degree, id)`` rank
 every out-degree stays below ``sqrt(2 m)``). A triangle ``a < b < c`` (in rank) is then found
 exactly once, on the arc ``a -> b``, as a common out-neighbour ``c`` of ``a`` and ``b`` (a merge
 of two sorted rows), and counts once for each of its three nodes. The CPU (:mod:`.cpu`) walks
-the arcs in Numba; the GPU (:mod:`.gpu`) takes a thread per arc (atomics for the counts) on a
-DAG built on the device, and a warp per arc whose rows are long (binary searches of the shorter
-row in the longer). Both hand their counts to :mod:`.driver`.
+the arcs in Numba; the GPU (:mod:`.gpu`), on a DAG built on the device, takes a block per chunk
+of rows (counts in shared memory), a thread per arc whose shorter list is short (a merge or
+binary searches) and a warp per arc whose lists are both long. Both hand their counts to
+:mod:`.driver`.
 
 From the counts ``t`` and degrees ``d`` (as NetworkX defines them):
 

@@ -1,5 +1,5 @@
-"""GPU side of ``triangles``: a thread per DAG arc, a warp per arc of hub rows (``triangles.cu``),
-DAG built on the device."""
+"""GPU side of ``triangles``: a block per chunk of DAG rows, a thread per arc, a warp per arc of
+hub rows (``triangles.cu``), DAG built on the device."""
 
 from __future__ import annotations
 
@@ -14,38 +14,53 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("triangles.cu")
-THREADS = 256
-#: Arcs whose two rows hold more entries than this go to a warp each (``triangles_heavy``).
-HEAVY_ENTRIES = 128
+THREADS = 512
+#: Arcs a block takes (whole rows, so a chunk may be longer); its first SLOTS arcs count their
+#: triangles in shared memory (40 KB with the queue), the rest in global memory.
+CHUNK = 2048
+SLOTS = 8192
+#: Heavy arcs a block queues in shared memory; more go to a global overflow list.
+QUEUE = 2048
+#: Arcs whose shorter list (a's row after b, b's row) holds more entries than this go to a warp
+#: each, which merges the lists 32 entries at a time unless one is over RATIO times the other
+#: (then binary searches).
+HEAVY_ENTRIES = 16
+RATIO = 16
+#: Blocks of the overflow and spill kernels per multiprocessor.
+BLOCKS_PER_SM = 16
 
 
 def rank_triangles(graph: Graph) -> Any:
-    """Triangles per rank of the ``(degree, id)`` DAG (device int64): half the support (the
-    triangles on each arc, from ``triangles.cu``) of the arcs out of and into each rank."""
+    """Triangles per rank of the ``(degree, id)`` DAG (device int64), counted per chunk of
+    rows in shared memory (``triangles.cu``)."""
     cp = cupy()
     dptr, dadj = device_degree_dag(graph)
     arcs = int(dadj.shape[0])
+    count = cp.zeros(graph.n, dtype=cp.uint64)
     if arcs == 0:
-        return cp.zeros(graph.n, dtype=cp.int64)
-    support = cp.zeros(arcs, dtype=cp.uint64)
+        return count.astype(cp.int64)
     tail = (cp.searchsorted(dptr, cp.arange(arcs), side="right") - 1).astype(cp.int32)
-    k = kernels(CUDA_SOURCE, ("triangles_arcs", "triangles_heavy"))
-    heavy = cp.empty(arcs, dtype=cp.int64)
-    heavy_size = cp.zeros(1, dtype=cp.uint64)
-    grid = (min(grid_for(arcs, THREADS)[0], sm_count() * 32),)
-    k["triangles_arcs"](grid, (THREADS,), (dptr, dadj, tail, cp.int64(arcs),
-                                           cp.int64(HEAVY_ENTRIES), support, heavy, heavy_size))
-    k["triangles_heavy"](grid, (THREADS,), (dptr, dadj, tail, heavy, heavy_size, support))
-    support = support.astype(cp.int64)
-    running = cp.concatenate([cp.zeros(1, dtype=cp.int64), cp.cumsum(support)])
-    out_of = running[dptr[1:]] - running[dptr[:-1]]
-    # Float sums of integers below 2**53: exact in any order.
-    into = cp.bincount(dadj, weights=support.astype(cp.float64), minlength=graph.n)
-    return (out_of + into.astype(cp.int64)) // 2
+    # Chunk k starts at the first row starting at or after k * CHUNK.
+    firsts = cp.searchsorted(dptr, cp.arange(0, arcs, CHUNK, dtype=cp.int64), side="left")
+    bounds = cp.unique(cp.concatenate([dptr[firsts], cp.asarray([arcs], dtype=cp.int64)]))
+    spill = cp.zeros(arcs, dtype=cp.uint32)
+    overflow = cp.empty(arcs, dtype=cp.int64)
+    overflow_size = cp.zeros(1, dtype=cp.uint64)
+    k = kernels(CUDA_SOURCE, ("triangles_chunks", "triangles_overflow", "triangles_spill"),
+                (f"-DTHREADS={THREADS}", f"-DSLOTS={SLOTS}", f"-DQUEUE={QUEUE}",
+                 f"-DRATIO={RATIO}"))
+    k["triangles_chunks"]((int(bounds.shape[0]) - 1,), (THREADS,), (
+        dptr, dadj, tail, bounds, cp.int64(HEAVY_ENTRIES), spill, count, overflow,
+        overflow_size))
+    grid = (min(grid_for(arcs, THREADS)[0], sm_count() * BLOCKS_PER_SM),)
+    k["triangles_overflow"](grid, (THREADS,), (dptr, dadj, tail, overflow, overflow_size,
+                                               spill, count))
+    k["triangles_spill"](grid, (THREADS,), (dadj, spill, cp.int64(arcs), count))
+    return count.astype(cp.int64)
 
 
 def triangles(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
-    """Triangle counts, clustering and transitivity on the GPU (a thread per DAG arc); same
+    """Triangle counts, clustering and transitivity on the GPU (a block per chunk of rows); same
     answer as :func:`.cpu.triangles`, bit for bit."""
     cp = cupy()
     progress(0.0, "triangles: orienting and counting")

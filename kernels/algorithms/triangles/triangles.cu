@@ -1,87 +1,199 @@
 // Triangles per node on an acyclic orientation (see triangles/__init__.py).
 //
 // Per DAG arc a -> b, the common out-neighbours c of a and b (both rows sorted, and every such c
-// lies after b in a's row) close the triangles {a, b, c}, each found exactly once. Each triangle
-// adds 1 to the support of its three arcs a -> b, a -> c, b -> c (integer atomics: exact in any
-// order); a node's triangles are half the support of its arcs (gpu.py). Counting per node here
-// put every triangle's atomic on its highest-ranked node, a few hubs, where they queued.
+// lies after b in a's row) close the triangles {a, b, c}, each found exactly once. The triangle
+// is credited to its three nodes through a's row: `found` to a (one atomic per arc), `found` to
+// b through its arc's slot e and 1 to c through the slot i of a -> c; a slot p's count goes to
+// node dadj[p] at the end. Crediting a per-node or per-arc counter in global memory per triangle
+// cost 2 global atomics each (4.2 G on rmat22, queued on hubs and over 256 MB of counters).
 //
-// triangles_arcs merges the two rows in one thread per arc; an arc whose rows hold more than
-// `limit` entries together (the hubs' rows of skewed graphs) is left to triangles_heavy, where a
-// warp takes the arc and its lanes binary-search the shorter row's entries in the longer row, so
-// one thread no longer walks thousands of entries while its warp waits.
+// A block takes a chunk of whole rows (gpu.py cuts them, about CHUNK arcs each), so the slots e
+// and i of its triangles lie in its own arc range: they are counted in shared memory and flushed
+// with one global atomic per slot. Slots past the shared range (rows longer than a chunk) and the
+// arcs of the queue's overflow go to `spill` (global, flushed by triangles_spill).
+//
+// Light arcs (the shorter of their two lists, a's row after b and b's row, holds at most `limit`
+// entries) are taken by one thread: a merge of the lists, or binary searches of the shorter's
+// entries in the longer where those take fewer steps (on R-MAT most arcs pair a list of a few
+// entries with one of hundreds). Heavy ones (both lists long: hubs) are queued, then a warp
+// takes each (heavy_arc). Until now an arc whose lists held more than 128 entries together went
+// to a warp, and most of those (75% of rmat18's arcs) kept 2 of its lanes busy.
 
 typedef unsigned long long u64;
 
-extern "C" __global__ void triangles_arcs(
-    const long long* __restrict__ dptr, const int* __restrict__ dadj,
-    const int* __restrict__ tail, long long arcs, long long limit, u64* support,
-    long long* __restrict__ heavy, u64* heavy_size)
-{
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < arcs;
-         e += (long long)gridDim.x * blockDim.x) {
-        const int a = tail[e], b = dadj[e];
-        long long i = e + 1;
-        const long long i_end = dptr[a + 1];
-        long long j = dptr[b];
-        const long long j_end = dptr[b + 1];
-        if ((i_end - i) + (j_end - j) > limit) {
-            heavy[atomicAdd(heavy_size, 1ull)] = e;
-            continue;
-        }
-        u64 found = 0;
-        while (i < i_end && j < j_end) {
-            const int x = dadj[i], y = dadj[j];
-            if (x < y) {
-                ++i;
-            } else if (y < x) {
-                ++j;
-            } else {
-                atomicAdd(&support[i], 1ull);
-                atomicAdd(&support[j], 1ull);
-                ++found;
-                ++i;
-                ++j;
-            }
-        }
-        if (found) atomicAdd(&support[e], found);
-    }
+// THREADS (block width), SLOTS (shared counters of a chunk), QUEUE (heavy arcs a block keeps;
+// more go to the global overflow) and RATIO (see heavy_arc) come from gpu.py as -D options.
+
+// Credit `by` to the node of slot p: in the block's shared counters when p is in range.
+__device__ __forceinline__ void credit(unsigned* slots, long long lo, long long hi, long long p,
+                                       unsigned by, unsigned* spill) {
+    if (p < hi) atomicAdd(&slots[p - lo], by);
+    else atomicAdd(&spill[p], by);
 }
 
-extern "C" __global__ void triangles_heavy(
-    const long long* __restrict__ dptr, const int* __restrict__ dadj,
-    const int* __restrict__ tail, const long long* __restrict__ heavy,
-    const u64* __restrict__ heavy_size, u64* support)
+// Past every rank (ranks are below n < 2^31 - 1): pads a warp's window of a list.
+constexpr int PAST = 0x7fffffff;
+
+// The triangles of heavy arc e, found by one warp; credits as in the notes, `hi` = lo when the
+// slots are all global (the overflow kernel). Lists of like lengths are merged 32 entries of
+// each at a time (two coalesced loads and a few shuffles per window: the lanes' entries of a's
+// list are looked up in b's window held across the lanes); where one list is over RATIO times
+// the other, the lanes binary-search the shorter list's entries in the longer.
+__device__ __forceinline__ void heavy_arc(
+    const long long* __restrict__ dptr, const int* __restrict__ dadj, long long e, int a,
+    unsigned* slots, long long lo, long long hi, unsigned* spill, u64* count)
 {
+    constexpr unsigned ALL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
-    const long long size = (long long)*heavy_size;
-    for (long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < size;
-         h += warps) {
-        const long long e = heavy[h];
-        const int a = tail[e], b = dadj[e];
-        long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
-        long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
-        if (s1 - s0 > t1 - t0) {                   // walk the shorter, search the longer
+    const int b = dadj[e];
+    long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
+    long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
+    const long long rest = s1 - s0, row = t1 - t0;
+    unsigned found = 0;
+    if (max(rest, row) <= RATIO * min(rest, row)) {
+        while (s0 < s1 && t0 < t1) {
+            const int x = s0 + lane < s1 ? dadj[s0 + lane] : PAST;
+            const int y = t0 + lane < t1 ? dadj[t0 + lane] : PAST;
+            int at = 0;  // the lanes of b's window below x, at most 31
+            for (int step = 16; step > 0; step >>= 1)
+                if (__shfl_sync(ALL, y, at + step - 1) < x) at += step;
+            if (__shfl_sync(ALL, y, at) == x && x != PAST) {
+                credit(slots, lo, hi, s0 + lane, 1u, spill);  // the slot of a -> c
+                ++found;
+            }
+            // The window with the smaller last entry is done (both when they end alike).
+            const int x_last = __shfl_sync(ALL, x, 31), y_last = __shfl_sync(ALL, y, 31);
+            if (x_last <= y_last) s0 += 32;
+            if (y_last <= x_last) t0 += 32;
+        }
+    } else {
+        const bool walk_a = rest <= row;  // walk the shorter, search the longer
+        if (!walk_a) {
             long long u = s0; s0 = t0; t0 = u;
             u = s1; s1 = t1; t1 = u;
         }
-        u64 found = 0;
         for (long long x = s0 + lane; x < s1; x += 32) {
             const int c = dadj[x];
-            long long lo = t0, hi = t1;
-            while (lo < hi) {
-                const long long mid = (lo + hi) >> 1;
-                if (dadj[mid] < c) lo = mid + 1; else hi = mid;
+            long long l = t0, h = t1;
+            while (l < h) {
+                const long long mid = (l + h) >> 1;
+                if (dadj[mid] < c) l = mid + 1; else h = mid;
             }
-            if (lo < t1 && dadj[lo] == c) {  // arcs a -> c and b -> c, in either range
-                atomicAdd(&support[x], 1ull);
-                atomicAdd(&support[lo], 1ull);
+            if (l < t1 && dadj[l] == c) {
+                credit(slots, lo, hi, walk_a ? x : l, 1u, spill);  // the slot of a -> c
                 ++found;
             }
         }
-        for (int offset = 16; offset > 0; offset >>= 1)
-            found += __shfl_down_sync(0xffffffffu, found, offset);
-        if (lane == 0 && found) atomicAdd(&support[e], found);
     }
+    for (int offset = 16; offset > 0; offset >>= 1)
+        found += __shfl_down_sync(ALL, found, offset);
+    if (lane == 0 && found) {
+        credit(slots, lo, hi, e, found, spill);
+        atomicAdd(&count[a], (u64)found);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) triangles_chunks(
+    const long long* __restrict__ dptr, const int* __restrict__ dadj,
+    const int* __restrict__ tail, const long long* __restrict__ bounds, long long limit,
+    unsigned* spill, u64* count, long long* __restrict__ overflow, u64* overflow_size)
+{
+    __shared__ unsigned slots[SLOTS];
+    __shared__ unsigned queue[QUEUE];
+    __shared__ unsigned queued;
+    const long long lo = bounds[blockIdx.x], end = bounds[blockIdx.x + 1];
+    const long long hi = min(end, lo + SLOTS);  // slots [lo, hi) are shared
+    for (int p = threadIdx.x; p < hi - lo; p += blockDim.x) slots[p] = 0;
+    if (threadIdx.x == 0) queued = 0;
+    __syncthreads();
+    for (long long e = lo + threadIdx.x; e < end; e += blockDim.x) {
+        const int a = tail[e], b = dadj[e];
+        long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
+        long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
+        const long long rest = s1 - s0, row = t1 - t0;
+        if (rest == 0 || row == 0) continue;
+        const bool walk_a = rest <= row;            // walk the shorter, search the longer
+        const long long shorter = walk_a ? rest : row, longer = walk_a ? row : rest;
+        if (shorter > limit) {
+            const unsigned q = atomicAdd(&queued, 1u);
+            if (q < QUEUE) queue[q] = (unsigned)(e - lo);
+            else overflow[atomicAdd(overflow_size, 1ull)] = e;
+            continue;
+        }
+        unsigned found = 0;
+        if (rest + row <= shorter * (64 - __clzll(longer))) {  // merging costs fewer steps
+            while (s0 < s1 && t0 < t1) {
+                const int x = dadj[s0], y = dadj[t0];
+                if (x < y) {
+                    ++s0;
+                } else if (y < x) {
+                    ++t0;
+                } else {
+                    credit(slots, lo, hi, s0, 1u, spill);
+                    ++found;
+                    ++s0;
+                    ++t0;
+                }
+            }
+        } else {
+            if (!walk_a) {
+                long long u = s0; s0 = t0; t0 = u;
+                u = s1; s1 = t1; t1 = u;
+            }
+            // Binary searches of the shorter list's entries (ascending) in the longer, each
+            // from where the last one ended.
+            long long l = t0;
+            for (long long x = s0; x < s1; ++x) {
+                const int c = dadj[x];
+                long long h = t1;
+                while (l < h) {
+                    const long long mid = (l + h) >> 1;
+                    if (dadj[mid] < c) l = mid + 1; else h = mid;
+                }
+                if (l == t1) break;  // the rest of the shorter list is past the longer's end
+                if (dadj[l] == c) {
+                    credit(slots, lo, hi, walk_a ? x : l, 1u, spill);  // the slot of a -> c
+                    ++found;
+                    ++l;
+                }
+            }
+        }
+        if (found) {
+            credit(slots, lo, hi, e, found, spill);
+            atomicAdd(&count[a], (u64)found);
+        }
+    }
+    __syncthreads();
+    const unsigned heavy = min(queued, (unsigned)QUEUE);
+    for (unsigned q = threadIdx.x >> 5; q < heavy; q += blockDim.x >> 5) {
+        const long long e = lo + queue[q];
+        heavy_arc(dptr, dadj, e, tail[e], slots, lo, hi, spill, count);
+    }
+    __syncthreads();
+    for (int p = threadIdx.x; p < hi - lo; p += blockDim.x)
+        if (slots[p]) atomicAdd(&count[dadj[lo + p]], (u64)slots[p]);
+}
+
+// The heavy arcs that did not fit a block's queue, a warp each, every slot global.
+extern "C" __global__ void triangles_overflow(
+    const long long* __restrict__ dptr, const int* __restrict__ dadj,
+    const int* __restrict__ tail, const long long* __restrict__ overflow,
+    const u64* __restrict__ overflow_size, unsigned* spill, u64* count)
+{
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    const long long size = (long long)*overflow_size;
+    for (long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < size;
+         h += warps) {
+        const long long e = overflow[h];
+        heavy_arc(dptr, dadj, e, tail[e], nullptr, 0, 0, spill, count);
+    }
+}
+
+// The global slots' counts to their nodes.
+extern "C" __global__ void triangles_spill(
+    const int* __restrict__ dadj, const unsigned* __restrict__ spill, long long arcs, u64* count)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < arcs;
+         p += (long long)gridDim.x * blockDim.x)
+        if (spill[p]) atomicAdd(&count[dadj[p]], (u64)spill[p]);
 }

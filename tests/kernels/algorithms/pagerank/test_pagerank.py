@@ -188,3 +188,21 @@ def test_gpu_larger_graph_matches_cpu() -> None:
         np.testing.assert_allclose(gpu.pagerank(graph, params, no_progress).node_values["pagerank"],
                                    cpu.pagerank(graph, params, no_progress).node_values["pagerank"],
                                    rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_hub_segments_match_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many heavy rows cut into many short segments (each row finished by its last segment):
+    the same ranks and iterations as the CPU."""
+    monkeypatch.setattr(gpu, "HEAVY_ROW", 40)
+    monkeypatch.setattr(gpu, "SEGMENT", 24)
+    rng, src, dst = skewed_arcs(11, 5_000, 120_000, 1.0, 3)
+    graph, _ = build_graph(dst, src, rng.uniform(0.5, 2.0, src.shape[0]), directed=True)
+    for weighted in (True, False):
+        params = PagerankParams(weighted=weighted, **TIGHT)
+        on_cpu = cpu.pagerank(graph, params, no_progress)
+        on_gpu = gpu.pagerank(graph, params, no_progress)
+        assert on_gpu.summary["iterations"] == on_cpu.summary["iterations"]
+        np.testing.assert_allclose(on_gpu.node_values["pagerank"], on_cpu.node_values["pagerank"],
+                                   rtol=1e-9, atol=1e-15)

@@ -91,3 +91,18 @@ def test_gpu_larger_graph_matches_cpu() -> None:
                                                                      device.triangles))
     assert gpu.summary == cpu.summary and cpu.summary["triangles"] > 0
     np.testing.assert_array_equal(gpu.node_values["triangles"], cpu.node_values["triangles"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_global_slots_and_overflow_match_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny chunks, shared counters and queues: rows past the shared slots and heavy arcs past
+    a block's queue take the global paths (spill and overflow), with the same counts."""
+    _, src, dst = skewed_arcs(7, 3_000, 40_000, 1.0, 4)
+    graph, _ = build_graph(src, dst)
+    for name, value in (("CHUNK", 8), ("SLOTS", 16), ("QUEUE", 2), ("HEAVY_ENTRIES", 8)):
+        monkeypatch.setattr(device, name, value)
+    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (host.triangles,
+                                                                     device.triangles))
+    assert gpu.summary == cpu.summary and cpu.summary["triangles"] > 0
+    np.testing.assert_array_equal(gpu.node_values["triangles"], cpu.node_values["triangles"])
