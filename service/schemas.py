@@ -51,6 +51,8 @@ class GraphOut(BaseModel):
     in_degree_max: int | None = None
     sources: int | None = Field(None, description="Directed: nodes with no arc in.")
     sinks: int | None = Field(None, description="Directed: nodes with no arc out.")
+    labelled: bool = Field(False, description="Nodes named by labels (strings or numbers) "
+                                              "that jobs take and answer with.")
     degree_min: int
     degree_max: int
     degree_mean: float

@@ -19,6 +19,7 @@ import numpy as np
 
 from graphgpu.kernels.core.errors import UnknownName
 from graphgpu.kernels.core.graph import Graph, NormalizationReport, content_id
+from graphgpu.kernels.core.labels import DATA_FILE, OFFSETS_FILE, Labels
 
 META_FILE = "meta.json"
 
@@ -99,8 +100,13 @@ class GraphStore:
         name: str | None,
         source: dict[str, Any],
         report: NormalizationReport,
+        labels: Labels | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Store a graph unless an identical one exists.
+
+        ``labels`` (a graph whose upload named its nodes by labels: original id ``i`` is
+        ``labels`` entry ``i``) is stored beside the arrays and part of the content address;
+        the metadata then says ``labelled: true``.
 
         Returns
         -------
@@ -109,20 +115,22 @@ class GraphStore:
         created : bool
             False when an identical graph was already stored.
         """
-        graph_id = content_id(graph)
+        tables = labels.arrays() if labels is not None else {}
+        graph_id = content_id(graph, tables)
         target = self.path(graph_id)
         if self.exists(graph_id):
             return self.meta(graph_id), False
         staging = self.tmp_dir / f"{graph_id}.{uuid.uuid4().hex}"
         staging.mkdir(parents=True)
         try:
-            for stem, array in graph.arrays().items():
+            for stem, array in {**graph.arrays(), **tables}.items():
                 np.save(staging / f"{stem}.npy", array)
             meta = {
                 "id": graph_id,
                 "name": name,
                 "created_at": time.time(),
                 **graph_metadata(graph),
+                "labelled": labels is not None,
                 "source": source,
                 "normalization": report.as_dict(),
             }
@@ -174,6 +182,16 @@ class GraphStore:
     def node_ids(self, graph_id: str) -> np.ndarray:
         """Original node ids of a stored graph (memory-mapped)."""
         return load_npy(self.path(graph_id) / "node_ids.npy")
+
+    def labels(self, graph_id: str) -> Labels | None:
+        """A stored graph's node labels (memory-mapped), or None for a graph without."""
+        folder = self.path(graph_id)
+        if not (folder / f"{OFFSETS_FILE}.npy").is_file():
+            if not self.exists(graph_id):
+                raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+            return None
+        return Labels(load_npy(folder / f"{DATA_FILE}.npy"),
+                      load_npy(folder / f"{OFFSETS_FILE}.npy"))
 
     def delete(self, graph_id: str) -> None:
         folder = self.path(graph_id)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
 from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.io.budget import (
@@ -54,7 +55,8 @@ _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth 
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
 
-# What every format parser returns: src, dst, weights or None, extra_nodes or None.
+# What every format parser returns: src, dst, weights or None, extra_nodes or None (and, for
+# an edge list or JSON that names nodes by labels, a fifth item: the Labels).
 _Edges = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
@@ -69,6 +71,7 @@ class ParsedGraph:
     extra_nodes: np.ndarray | None
     format: str
     compressed: bool
+    labels: node_labels.Labels | None = None  # src, dst, extra_nodes are then label ids
 
 
 def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = None) -> ParsedGraph:
@@ -117,14 +120,14 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
     if text[:3] == b"\xef\xbb\xbf":
         text = text[3:]  # a UTF-8 byte-order mark (Windows editors): not part of the first line
     try:
-        src, dst, weights, extra = _PARSERS[resolved](text, settings)
+        src, dst, weights, extra, *table = _PARSERS[resolved](text, settings)
     except InvalidInput as exc:
         if fmt != "auto" or resolved != "edgelist" or exc.code != "bad_columns":
             raise
         hint = " (METIS files are not auto-detected: pass format 'metis')"
         raise InvalidInput(exc.message + hint, line=exc.line, field=exc.field,
                            code=exc.code) from None
-    return ParsedGraph(src, dst, weights, extra, resolved, compressed)
+    return ParsedGraph(src, dst, weights, extra, resolved, compressed, *table)
 
 
 def _rows_estimate(text: bytes, fmt: str) -> int:
@@ -254,6 +257,8 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     max_id = int(settings.max_node_id)
     err, ncols, line, pos, _ = ts.scan_edges(arr, 0, arr.size, 1, 0, max_id,
                                             _EMPTY_I, _EMPTY_I, _EMPTY_F)
+    if err == ts.E_TOKEN and ts.token_at(text, pos):  # a label in the first data line
+        return node_labels.parse_edgelist(text, settings)
     if err:
         raise _edge_error(text, err, line, pos, 0, max_id)
     if ncols == 0:  # comments only: build_graph reports the empty graph
@@ -455,7 +460,18 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
     if not widths <= {2, 3} or len(widths) > 1:
         raise InvalidInput("every edge row must be [u, v] or every row [u, v, w]",
                            field="edges", code="bad_columns")
-    src, dst = _json_ids([r[0] for r in rows], "edges"), _json_ids([r[1] for r in rows], "edges")
+    if nodes is not None and not isinstance(nodes, list):
+        raise InvalidInput("'nodes' must be a list of node ids", field="nodes")
+    table = None
+    try:
+        src = _json_ids([r[0] for r in rows], "edges")
+        dst = _json_ids([r[1] for r in rows], "edges")
+        extra = None if nodes is None else _json_ids(nodes, "nodes")
+    except InvalidInput:  # nodes named by labels (strings, numbers)
+        ids, table = node_labels.encode([r[0] for r in rows] + [r[1] for r in rows]
+                                        + (nodes or []), "edges")
+        src, dst, extra = ids[:len(rows)], ids[len(rows):2 * len(rows)], (
+            None if nodes is None else ids[2 * len(rows):])
     weights = None
     if widths == {3}:
         ws = [r[2] for r in rows]
@@ -465,14 +481,11 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
         if not np.isfinite(weights).all():
             raise InvalidInput("edge weights must be finite numbers", field="weights",
                                code="bad_weight")
-    if nodes is not None and not isinstance(nodes, list):
-        raise InvalidInput("'nodes' must be a list of node ids", field="nodes")
-    extra = None if nodes is None else _json_ids(nodes, "nodes")
     for ids, name in ((src, "edges"), (dst, "edges"), (extra, "nodes")):
         if ids is not None and ids.size and ids.max() > settings.max_node_id:
             raise LimitExceeded(f"node id {int(ids.max())} exceeds the limit "
                                 f"{settings.max_node_id}", field=name, code="node_id_too_large")
-    return src, dst, weights, extra
+    return (src, dst, weights, extra) if table is None else (src, dst, weights, extra, table)
 
 
 def _json_ids(values: list, field: str) -> np.ndarray:
