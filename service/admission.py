@@ -12,6 +12,7 @@ the same free memory: :meth:`Admission.check_memory` runs again under the admiss
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 from typing import Any
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from graphgpu.kernels.core.errors import KernelError
 from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.labels import Labels
 from graphgpu.kernels.core.registry import (
     Algorithm,
     Backend,
@@ -54,15 +56,50 @@ def require_backend(workers: list[dict[str, Any]], backend: str) -> None:
                        field="backend")
 
 
-def algorithm_and_params(name: str, params: dict[str, Any]) -> tuple[Algorithm, BaseModel]:
-    """The named algorithm and its validated parameters (422 naming what is wrong)."""
+def graph_labels(st: AppState, graph_id: str, tenant: str | None) -> Labels | None:
+    """The labels of a graph that ``tenant`` owns (any graph for None: an admin); None for a
+    graph without labels, or one the caller cannot see (refused later, as it would be)."""
+    try:
+        if tenant is not None and not st.owners.owns(graph_id, tenant):
+            return None
+        return st.graphs.labels(graph_id)
+    except KernelError:  # no such graph
+        return None
+
+
+def algorithm_and_params(name: str, params: dict[str, Any], labels: Labels | None = None
+                         ) -> tuple[Algorithm, BaseModel]:
+    """The named algorithm and its validated parameters (422 naming what is wrong); with the
+    graph's ``labels``, node parameters are labels, turned into node ids here."""
     try:
         algorithm = get_algorithm(name)
+        if labels is not None:
+            params = _labels_to_ids(algorithm, params, labels)
         return algorithm, strict_params(algorithm.params_model, params)
     except KernelError as exc:
         raise from_kernel_error(exc, status=422, field="algorithm") from None
     except ValidationError as exc:
         raise validation_error(exc) from None
+
+
+def _labels_to_ids(algorithm: Algorithm, params: dict[str, Any], labels: Labels
+                   ) -> dict[str, Any]:
+    """``params`` with its node parameters (a label or a list of labels) as node ids, all
+    found in one pass over the labels; 422 ``unknown_node`` for a label not in the graph."""
+    names = [k for k in algorithm.node_params if params.get(k) is not None]
+    if not names:
+        return params
+    lists = {k: params[k] if isinstance(params[k], list) else [params[k]] for k in names}
+    ids = labels.find([v for k in names for v in lists[k]]).tolist()
+    out, start = dict(params), 0
+    for k in names:
+        found, start = ids[start:start + len(lists[k])], start + len(lists[k])
+        if -1 in found:
+            missing = lists[k][found.index(-1)]
+            raise ApiError(422, "unknown_node", f"params.{k}: node {json.dumps(missing)} is not "
+                           "in the graph", field=f"params.{k}")
+        out[k] = found if isinstance(params[k], list) else found[0]
+    return out
 
 
 class Admission:

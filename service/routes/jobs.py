@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from graphgpu.kernels.core import protocol
 from graphgpu.service import results
-from graphgpu.service.admission import Admission, algorithm_and_params
+from graphgpu.service.admission import Admission, algorithm_and_params, graph_labels
 from graphgpu.service.deps import AppState, State, Who
 from graphgpu.service.errors import NotFound, check_id
 from graphgpu.service.limits import job_slots
@@ -64,7 +64,8 @@ def submit_job(
 
     The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
     """
-    algorithm, params = algorithm_and_params(body.algorithm, body.params)
+    labels = graph_labels(st, body.graph_id, None if who.admin else who.tenant)
+    algorithm, params = algorithm_and_params(body.algorithm, body.params, labels)
     check_id(body.graph_id, "graph", "graph_id")
     if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
