@@ -133,11 +133,11 @@ def encode(values: list[Any], field: str) -> tuple[np.ndarray, Labels]:
     try:
         ids = np.fromiter((index.setdefault(v, len(index)) for v in values), np.int64,
                           len(values))
+        texts = [_text(v) for v in index]
     except TypeError:  # unhashable: a list or an object
-        ids, index = np.zeros(0, np.int64), {next(v for v in values if _text(v) is None): 0}
-    texts = [_text(v) for v in index]
+        texts = [None]
     if None in texts:
-        bad = json.dumps(list(index)[texts.index(None)])[:40]
+        bad = json.dumps(next(v for v in values if _text(v) is None))[:40]
         raise InvalidInput(f"'{field}' node labels must be strings or finite numbers, not "
                            f"{bad}", field=field, code="bad_node_id")
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
