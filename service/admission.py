@@ -13,6 +13,7 @@ the same free memory: :meth:`Admission.check_memory` runs again under the admiss
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -84,22 +85,33 @@ def algorithm_and_params(name: str, params: dict[str, Any], labels: Labels | Non
 
 def _labels_to_ids(algorithm: Algorithm, params: dict[str, Any], labels: Labels
                    ) -> dict[str, Any]:
-    """``params`` with its node parameters (a label or a list of labels) as node ids, all
-    found in one pass over the labels; 422 ``unknown_node`` for a label not in the graph."""
+    """``params`` with its node parameters (a label, or lists of them, nested as ``pairs``
+    are) as node ids, all found in one pass over the labels; 422 ``unknown_node`` for a label
+    not in the graph."""
     names = [k for k in algorithm.node_params if params.get(k) is not None]
     if not names:
         return params
-    lists = {k: params[k] if isinstance(params[k], list) else [params[k]] for k in names}
-    ids = labels.find([v for k in names for v in lists[k]]).tolist()
-    out, start = dict(params), 0
+    leaves = {k: _leaves(params[k]) for k in names}
+    ids = iter(labels.find([v for k in names for v in leaves[k]]).tolist())
+    out = dict(params)
     for k in names:
-        found, start = ids[start:start + len(lists[k])], start + len(lists[k])
+        found = [next(ids) for _ in leaves[k]]
         if -1 in found:
-            missing = lists[k][found.index(-1)]
+            missing = leaves[k][found.index(-1)]
             raise ApiError(422, "unknown_node", f"params.{k}: node {json.dumps(missing)} is not "
                            "in the graph", field=f"params.{k}")
-        out[k] = found if isinstance(params[k], list) else found[0]
+        out[k] = _rebuilt(params[k], iter(found))
     return out
+
+
+def _leaves(value: Any) -> list[Any]:
+    return [x for v in value for x in _leaves(v)] if isinstance(value, list) else [value]
+
+
+def _rebuilt(value: Any, ids: Iterator[int]) -> Any:
+    """``value`` (a label or nested lists of labels) with each label replaced by the next of
+    ``ids``."""
+    return [_rebuilt(v, ids) for v in value] if isinstance(value, list) else next(ids)
 
 
 class Admission:
