@@ -12,7 +12,9 @@ the same free memory: :meth:`Admission.check_memory` runs again under the admiss
 
 from __future__ import annotations
 
+import functools
 import json
+import typing
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
@@ -86,12 +88,14 @@ def algorithm_and_params(name: str, params: dict[str, Any], labels: Labels | Non
 def _labels_to_ids(algorithm: Algorithm, params: dict[str, Any], labels: Labels
                    ) -> dict[str, Any]:
     """``params`` with its node parameters (a label, or lists of them, nested as ``pairs``
-    are) as node ids, all found in one pass over the labels; 422 ``unknown_node`` for a label
-    not in the graph."""
-    names = [k for k in algorithm.node_params if params.get(k) is not None]
+    are; or the keys of a mapping typed ``dict[int, ...]``, as pagerank's ``personalization``)
+    as node ids, all found in one pass over the labels; 422 ``unknown_node`` for a label not
+    in the graph."""
+    keyed = [k for k in _node_keyed(algorithm.params_model) if isinstance(params.get(k), dict)]
+    names = [k for k in algorithm.node_params if params.get(k) is not None] + keyed
     if not names:
         return params
-    leaves = {k: _leaves(params[k]) for k in names}
+    leaves = {k: list(params[k]) if k in keyed else _leaves(params[k]) for k in names}
     ids = iter(labels.find([v for k in names for v in leaves[k]]).tolist())
     out = dict(params)
     for k in names:
@@ -100,8 +104,19 @@ def _labels_to_ids(algorithm: Algorithm, params: dict[str, Any], labels: Labels
             missing = leaves[k][found.index(-1)]
             raise ApiError(422, "unknown_node", f"params.{k}: node {json.dumps(missing)} is not "
                            "in the graph", field=f"params.{k}")
-        out[k] = _rebuilt(params[k], iter(found))
+        out[k] = (dict(zip(found, params[k].values(), strict=True)) if k in keyed
+                  else _rebuilt(params[k], iter(found)))
     return out
+
+
+@functools.cache
+def _node_keyed(model: type[BaseModel]) -> tuple[str, ...]:
+    """The parameters of ``model`` typed as mappings from node id (``dict[int, ...]``)."""
+    def keyed(annotation: Any) -> bool:
+        if typing.get_origin(annotation) is dict:
+            return typing.get_args(annotation)[:1] == (int,)
+        return any(keyed(a) for a in typing.get_args(annotation))
+    return tuple(name for name, f in model.model_fields.items() if keyed(f.annotation))
 
 
 def _leaves(value: Any) -> list[Any]:

@@ -119,6 +119,11 @@ def test_node_parameters_and_rows_take_labels(stack: Stack) -> None:
     job = finished(stack, meta["id"], "jaccard", {"pairs": [["x", 3], ["y", "w"]]})
     arrays = stack.http.get(job["result_url"]).json()["arrays"]
     assert list(zip(arrays["u"], arrays["v"], strict=True)) == [("x", 3), ("y", "w")]
+    rank = finished(stack, meta["id"], "pagerank", {"personalization": {"x": 1.0}})
+    assert max(stack.http.get(rank["result_url"]).json()["node_values"]["pagerank"].items(),
+               key=lambda kv: kv[1])[0] in ("x", "y")
+    bad = stack.submit(meta["id"], "pagerank", {"personalization": {"nobody": 1.0}})
+    assert bad.status_code == 422 and bad.json()["error"]["field"] == "params.personalization"
     with Client(stack.base_url) as gg:
         parent = gg.run(meta["id"], "bfs", source=3).wait(timeout=60, progress=False
                                                           ).node_values("parent")
