@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import uuid
 
 import networkx as nx
@@ -13,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphgpu.client import Client
+from graphgpu.client.cli import main
 from tests.conftest import Stack
 
 
@@ -145,3 +147,19 @@ def test_integer_graphs_are_unchanged(stack: Stack) -> None:
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "no_labels"
     with Client(stack.base_url) as gg:
         assert gg.job(job["id"]).node_values("parent")[base + 2] == base + 1
+
+
+def test_cli_uploads_and_runs_on_names(stack: Stack, tmp_path, capsys) -> None:
+    tag = uuid.uuid4().hex[:6]
+    path = tmp_path / "people.txt"
+    path.write_text(f"alice-{tag} bob\nbob carol\n")
+    assert main(["--url", stack.base_url, "upload", str(path)]) == 0
+    graph = json.loads(capsys.readouterr().out)
+    assert graph["labelled"] and graph["n"] == 3
+    assert main(["--url", stack.base_url, "run", "bfs", "--graph", graph["id"], "-p",
+                 "source=bob", "--wait", "--no-progress"]) == 0
+    job_id = json.loads(capsys.readouterr().out)["job_id"]
+    assert main(["--url", stack.base_url, "result", job_id, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["node_id"]: (int(r["level"]), r["parent"]) for r in rows} == {
+        f"alice-{tag}": (1, "bob"), "bob": (0, "bob"), "carol": (1, "bob")}
