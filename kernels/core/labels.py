@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
 from graphgpu.kernels.core.io import textscan as ts
@@ -56,6 +56,7 @@ class Labels:
 
     data: np.ndarray
     offsets: np.ndarray
+    _index: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0]) - 1
@@ -87,17 +88,37 @@ class Labels:
         return out
 
     def find(self, values: list[Any]) -> np.ndarray:
-        """Original ids of labels ``values`` (``-1`` for a value that is no label here), in one
-        pass over the table's bytes (no index is kept in memory)."""
-        texts = [_text(v) for v in values]
-        wanted = np.frombuffer(b"".join(t or b"" for t in texts), np.uint8)
-        bounds = np.cumsum([0] + [len(t or b"") for t in texts]).astype(np.int64)
-        hashes = _hashes(wanted, bounds)
-        order = np.argsort(hashes, kind="stable")
-        found = _find(np.asarray(self.data), np.asarray(self.offsets), wanted, bounds,
-                      hashes[order], order)
-        found[[t is None for t in texts]] = -1
+        """Original ids of labels ``values`` (``-1`` for a value that is no label here): a
+        binary search of :meth:`index`, then a comparison of the bytes."""
+        keys = self.index()
+        found = np.full(len(values), -1, dtype=np.int64)
+        for k, value in enumerate(values):
+            text = _text(value)
+            if text is None:
+                continue
+            wanted = np.frombuffer(text, np.uint8)
+            high = int(_hashes(wanted, np.array([0, wanted.size]))[0]) >> 32 << 32
+            lo = np.searchsorted(keys, np.uint64(high))
+            hi = np.searchsorted(keys, np.uint64(high | 0xFFFFFFFF), side="right")
+            for i in (keys[lo:hi] & np.uint64(0xFFFFFFFF)).tolist():
+                if bytes(self.data[self.offsets[i]:self.offsets[i + 1] - 1]) == text:
+                    found[k] = i
+                    break
         return found
+
+    def index(self) -> np.ndarray:
+        """The labels' lookup index, built on first use and kept with the table: for each
+        label, the high 32 bits of the FNV-1a hash of its text over its id, sorted (8 bytes a
+        label; one vectorised sort)."""
+        if self._index is None:
+            if len(self) >= 1 << 32:
+                raise LimitExceeded("over 2**32 labels", code="too_many_nodes")
+            hashes = _hashes(np.asarray(self.data), np.asarray(self.offsets), 1)
+            keys = hashes >> np.uint64(32) << np.uint64(32) | np.arange(len(self),
+                                                                        dtype=np.uint64)
+            keys.sort()
+            object.__setattr__(self, "_index", keys)
+        return self._index
 
     def json_chunks(self, size: int = 1 << 22) -> Iterator[bytes]:
         """The table as one JSON array (label ``i`` at index ``i``), in chunks of bytes."""
@@ -172,9 +193,16 @@ def parse_edgelist(text: bytes, settings: Settings
     arr = ts.as_array(text)
     rows = ts.count_newlines(arr, 0, arr.size) + 1
     src, dst, w = np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, np.float64)
-    err, got, ncols, line, pos, starts, ends = _scan_labelled(arr, src, dst, w)
+    hashes = np.empty(2 * rows, np.uint64)
+    err, got, ncols, line, pos = _scan_labelled(arr, src, dst, w, hashes)
     if err:
         raise _error(text, err, line, pos, ncols)
+    reps = _intern(src, dst, hashes, got)
+    if not _verify(arr, src, dst, hashes[:2 * got].view(np.int64), reps):
+        reps = _intern_exactly(text, src, dst, got)
+    del hashes
+    starts = reps >> _LEN_BITS
+    ends = starts + (reps & MAX_LABEL_BYTES)
     if starts.size > settings.max_nodes:
         raise LimitExceeded(f"{starts.size} nodes exceed the limit {settings.max_nodes}",
                             code="too_many_nodes")
@@ -188,8 +216,27 @@ def parse_edgelist(text: bytes, settings: Settings
     return src[:got], dst[:got], (w[:got] if ncols == 3 else None), None, Labels(data, offsets)
 
 
+def _intern_exactly(text: bytes, src: np.ndarray, dst: np.ndarray, rows: int) -> np.ndarray:
+    """:func:`_intern` and :func:`_verify` by a dict of the labels' bytes, for the text whose
+    labels share a 64-bit hash (never met by chance below billions of labels, but a file can
+    be made so)."""
+    index: dict[bytes, int] = {}
+    reps: list[int] = []
+    for column in (src, dst):  # ids in order of first appearance by column, then by row
+        for r, packed in enumerate(column[:rows].tolist()):
+            lo = packed >> _LEN_BITS
+            k = index.setdefault(bytes(text[lo:lo + (packed & MAX_LABEL_BYTES)]), len(index))
+            if k == len(reps):
+                reps.append(packed)
+            column[r] = k
+    return np.array(reps, dtype=np.int64)
+
+
 def _error(text: bytes, err: int, line: int, pos: int, ncols: int) -> InvalidInput:
     tok = ts.token_at(text, pos)
+    if err == E_LONG:
+        return InvalidInput(f"line {line}: a node label longer than {MAX_LABEL_BYTES} bytes",
+                            line=line, field="edges", code="bad_node_id")
     if err == ts.E_TOKEN:
         return InvalidInput(f"line {line}: empty field (stray comma?)", line=line,
                             field="edges", code="bad_node_id")
@@ -228,20 +275,19 @@ def _sep(buf, i):
     return i, c != 10 and c != 44
 
 
-@njit(cache=True, nogil=True)
-def _scan_labelled(buf, src, dst, w):
-    """Scan ``label label [weight]`` lines into ``src``/``dst``/``w``, interning labels.
+#: A label's byte span is packed as ``start << _LEN_BITS | length`` while scanning.
+_LEN_BITS = 20
+MAX_LABEL_BYTES = (1 << _LEN_BITS) - 1
+E_LONG = 100  # a label over MAX_LABEL_BYTES (beside textscan's error codes)
 
-    Returns ``(err, rows, ncols, line, pos, starts, ends)``: the byte span of each distinct
-    label's first appearance, in id order; on an error, its line and the offending byte.
+
+@njit(cache=True, nogil=True)
+def _scan_labelled(buf, src, dst, w, hs):
+    """Phase one: scan ``label label [weight]`` lines; each label's packed span goes into
+    ``src``/``dst`` and its FNV-1a hash into ``hs`` (two a row), the weight into ``w``.
+
+    Returns ``(err, rows, ncols, line, pos)``: on an error, its line and the offending byte.
     """
-    cap = 1024
-    starts = np.empty(cap, np.int64)
-    ends = np.empty(cap, np.int64)
-    hashes = np.empty(cap, np.uint64)
-    mask = 2 * cap - 1
-    table = np.full(2 * cap, -1, np.int64)
-    n = 0
     row, ncols, line, i, end = 0, 0, 1, 0, buf.shape[0]
     while i < end:
         while i < end and _blank(buf[i]):
@@ -254,7 +300,7 @@ def _scan_labelled(buf, src, dst, w):
             i += 1
             continue
         start, tok = i, 0
-        u, v, x = -1, -1, 0.0
+        x = 0.0
         while True:
             c = _at(buf, i)
             if c == 10:
@@ -265,7 +311,7 @@ def _scan_labelled(buf, src, dst, w):
                 c = _at(buf, i)
                 if st == ts.ST_INVALID or st == ts.ST_NONFINITE or not (
                         _blank(c) or c == 44 or c == 10):
-                    return ts.E_WEIGHT, row, ncols, line, t0, starts[:0], ends[:0]
+                    return ts.E_WEIGHT, row, ncols, line, t0
             elif tok < 2:
                 h = _FNV_OFFSET
                 while not (_blank(c) or c == 44 or c == 10):
@@ -273,63 +319,110 @@ def _scan_labelled(buf, src, dst, w):
                     i += 1
                     c = _at(buf, i)
                 if i == t0:
-                    return ts.E_TOKEN, row, ncols, line, t0, starts[:0], ends[:0]
-                slot = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
-                while True:
-                    k = table[slot]
-                    if k < 0:
-                        break
-                    if hashes[k] == h and ends[k] - starts[k] == i - t0:
-                        same = True
-                        for j in range(i - t0):
-                            if buf[starts[k] + j] != buf[t0 + j]:
-                                same = False
-                                break
-                        if same:
-                            break
-                    slot = (slot + 1) & mask
-                if k < 0:  # a new label
-                    if n == cap:
-                        cap *= 2
-                        starts = _grown(starts, cap)
-                        ends = _grown(ends, cap)
-                        hashes = _grown(hashes, cap)
-                        mask = 2 * cap - 1
-                        table = np.full(2 * cap, -1, np.int64)
-                        for q in range(n):
-                            s = np.int64((hashes[q] ^ (hashes[q] >> np.uint64(29)))
-                                         & np.uint64(mask))
-                            while table[s] >= 0:
-                                s = (s + 1) & mask
-                            table[s] = q
-                        slot = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
-                        while table[slot] >= 0:
-                            slot = (slot + 1) & mask
-                    k = n
-                    starts[k], ends[k], hashes[k] = t0, i, h
-                    table[slot] = k
-                    n += 1
+                    return ts.E_TOKEN, row, ncols, line, t0
+                if i - t0 > MAX_LABEL_BYTES:
+                    return E_LONG, row, ncols, line, t0
+                packed = (np.int64(t0) << _LEN_BITS) | (i - t0)
                 if tok == 0:
-                    u = k
+                    src[row] = packed
                 else:
-                    v = k
+                    dst[row] = packed
+                hs[2 * row + tok] = h
             else:
-                return ts.E_COLS, row, ncols, line, start, starts[:0], ends[:0]
+                return ts.E_COLS, row, ncols, line, start
             tok += 1
             i, ok = _sep(buf, i)
             if not ok:
-                return ts.E_TOKEN, row, ncols, line, i, starts[:0], ends[:0]
+                return ts.E_TOKEN, row, ncols, line, i
         if tok < 2:
-            return ts.E_COLS, row, ncols, line, start, starts[:0], ends[:0]
+            return ts.E_COLS, row, ncols, line, start
         if ncols == 0:
             ncols = tok
         elif tok != ncols:
-            return ts.E_NCOLS, row, ncols, line, start, starts[:0], ends[:0]
-        src[row], dst[row], w[row] = u, v, x
+            return ts.E_NCOLS, row, ncols, line, start
+        w[row] = x
         row += 1
         line += 1
         i += 1
-    return 0, row, ncols, line, i, starts[:n], ends[:n]
+    return 0, row, ncols, line, i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(h, mask):
+    return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
+
+
+@njit(cache=True, nogil=True)
+def _intern(src, dst, hs, rows):
+    """Phase two: number the hashes ``hs`` in order of first appearance, writing each token's
+    label id over its hash (``hs`` viewed as int64); returns each label's packed span (from
+    ``src``/``dst``). Equal hashes are taken as equal labels here, and :func:`_verify` checks
+    that afterwards: a probe then touches the table alone, and the probes of consecutive
+    tokens overlap their cache misses."""
+    cap = 1024
+    while cap < rows // 2:  # (fewer rehashes: a graph has about as many nodes as edges)
+        cap *= 2
+    reps = np.empty(cap, np.int64)  # packed span of each label's first appearance
+    rep_hash = np.empty(cap, np.uint64)
+    mask = 2 * cap - 1
+    table = np.full(2 * (mask + 1), -1, np.int64)  # (hash, id) pairs, side by side
+    ids = hs.view(np.int64)
+    n = 0
+    for t in range(2 * rows):
+        h = hs[t]
+        hv = np.int64(h)
+        slot = _slot(h, mask)
+        k = -1
+        while table[2 * slot + 1] >= 0:
+            if table[2 * slot] == hv:
+                k = table[2 * slot + 1]
+                break
+            slot = (slot + 1) & mask
+        if k < 0:  # a new label
+            if n == cap:
+                cap *= 2
+                reps = _grown(reps, cap)
+                rep_hash = _grown(rep_hash, cap)
+                mask = 2 * cap - 1
+                table = np.full(2 * (mask + 1), -1, np.int64)
+                for q in range(n):
+                    s = _slot(rep_hash[q], mask)
+                    while table[2 * s + 1] >= 0:
+                        s = (s + 1) & mask
+                    table[2 * s], table[2 * s + 1] = np.int64(rep_hash[q]), q
+                slot = _slot(h, mask)
+                while table[2 * slot + 1] >= 0:
+                    slot = (slot + 1) & mask
+            k = n
+            reps[k], rep_hash[k] = src[t // 2] if t % 2 == 0 else dst[t // 2], h
+            table[2 * slot], table[2 * slot + 1] = hv, k
+            n += 1
+        ids[t] = k
+    return reps[:n]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _verify(buf, src, dst, ids, reps):
+    """Whether every token's bytes equal those of the label its hash gave it (False: two
+    labels share a 64-bit hash); then ``src``/``dst`` receive the ids. Tokens in parallel."""
+    bad = 0
+    for t in prange(ids.shape[0]):
+        packed = src[t // 2] if t % 2 == 0 else dst[t // 2]
+        other = reps[ids[t]]
+        size = packed & MAX_LABEL_BYTES
+        lo, o = packed >> _LEN_BITS, other >> _LEN_BITS
+        if other & MAX_LABEL_BYTES != size:
+            bad += 1
+        elif lo != o:
+            for j in range(size):
+                if buf[o + j] != buf[lo + j]:
+                    bad += 1
+                    break
+    if bad:
+        return False
+    for r in prange(ids.shape[0] // 2):
+        src[r], dst[r] = ids[2 * r], ids[2 * r + 1]
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -397,30 +490,9 @@ def _fnv(buf, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _hashes(buf, bounds):
+def _hashes(buf, bounds, trim=0):
+    """FNV-1a of each ``buf[bounds[k]:bounds[k + 1] - trim]``."""
     out = np.empty(bounds.shape[0] - 1, np.uint64)
     for k in range(out.shape[0]):
-        out[k] = _fnv(buf, bounds[k], bounds[k + 1])
+        out[k] = _fnv(buf, bounds[k], bounds[k + 1] - trim)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _find(data, offsets, wanted, bounds, sorted_hashes, order):
-    """Id of each wanted text (``wanted[bounds[k]:bounds[k + 1]]``) in the table, or -1."""
-    found = np.full(order.shape[0], -1, np.int64)
-    for i in range(offsets.shape[0] - 1):
-        lo, hi = offsets[i], offsets[i + 1] - 1  # (the comma is not part of the text)
-        h = _fnv(data, lo, hi)
-        q = np.searchsorted(sorted_hashes, h)
-        while q < order.shape[0] and sorted_hashes[q] == h:
-            k = order[q]
-            if found[k] < 0 and bounds[k + 1] - bounds[k] == hi - lo:
-                same = True
-                for j in range(hi - lo):
-                    if data[lo + j] != wanted[bounds[k] + j]:
-                        same = False
-                        break
-                if same:
-                    found[k] = i
-            q += 1
-    return found
