@@ -222,8 +222,9 @@ def _intern_exactly(text: bytes, src: np.ndarray, dst: np.ndarray, rows: int) ->
     be made so)."""
     index: dict[bytes, int] = {}
     reps: list[int] = []
-    for column in (src, dst):  # ids in order of first appearance by column, then by row
-        for r, packed in enumerate(column[:rows].tolist()):
+    for r in range(rows):  # ids in order of first appearance, as _intern numbers them
+        for column in (src, dst):
+            packed = int(column[r])
             lo = packed >> _LEN_BITS
             k = index.setdefault(bytes(text[lo:lo + (packed & MAX_LABEL_BYTES)]), len(index))
             if k == len(reps):

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
 from graphgpu.kernels.core.graph import build_graph, content_id
 from graphgpu.kernels.core.io.formats import parse_graph
@@ -111,3 +112,22 @@ def test_labels_are_part_of_the_content_address(tmp_path):
     assert len(set(ids.values())) == 3  # the same edge, three graphs
     assert store.labels(ids[b"c d\n"]).decode([0, 1]) == ["c", "d"]
     assert store.labels(ids[b"0 1\n"]) is None
+
+
+def test_hash_collisions_fall_back_to_exact_interning(monkeypatch):
+    lines = [("a", "b"), ("c", "a"), ("b", "dd"), ("dd", "a")]
+    text = "".join(f"{u} {v}\n" for u, v in lines).encode()
+    monkeypatch.setattr(node_labels, "_verify", lambda *args: False)  # as if two hashes met
+    parsed = parse_graph(text)
+    src, dst, labels = oracle(lines)
+    assert parsed.src.tolist() == src and parsed.dst.tolist() == dst
+    assert parsed.labels.decode(np.arange(len(labels))) == labels
+
+
+def test_find_many_labels_through_the_index():
+    values = [f"node-{i}" for i in range(5000)] + list(range(300)) + [0.5, "é"]
+    ids, labels = node_labels.encode(values, "nodes")
+    assert ids.tolist() == list(range(len(values)))
+    order = random.Random(3).sample(range(len(values)), 400)
+    assert labels.find([values[i] for i in order]).tolist() == order
+    assert labels.find(["node-5000", 300, "0.5", True]).tolist() == [-1, -1, -1, -1]
