@@ -68,17 +68,22 @@ def child(path: Path, repeat: int) -> dict:
             store = GraphStore(root / "graphs", root / "tmp")
             labels = store.labels(meta["id"])
             t0 = time.perf_counter()
-            found = labels.find(["v12345", "v7"])
+            found = labels.find(["v12345", "v7"])  # builds the index
+            first_ms = 1e3 * (time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            found = labels.find(["v54321", "v8"])
             find_ms = 1e3 * (time.perf_counter() - t0)
             t0 = time.perf_counter()
             labels.decode(np.arange(min(65536, len(labels))))
             decode_ms = 1e3 * (time.perf_counter() - t0)
             assert (found >= 0).all()
-            meta.update(find_ms=find_ms, decode_ms=decode_ms,
+            meta.update(first_ms=first_ms, find_ms=find_ms, decode_ms=decode_ms,
+                        index_mb=labels.index().nbytes / 2**20,
                         table_mb=sum(a.nbytes for a in labels.arrays().values()) / 2**20)
         shutil.rmtree(root)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": statistics.median(times), "peak_mb": peak, "bytes": len(text), **meta}
+    return {**meta, "seconds": statistics.median(times), "peak_mb": peak,
+            "text_bytes": len(text)}
 
 
 def arrow_intern_seconds(text: bytes, repeat: int) -> float | None:
@@ -126,9 +131,10 @@ def main() -> None:
     for name, r in results.items():
         labelled = r["labelled"]
         rows.append({
-            "graph": f"{name} ({r['bytes'] / 2**20:.0f} MB text, peak RSS {r['peak_mb']:.0f} MB)",
+            "graph": f"{name} ({r['text_bytes'] / 2**20:.0f} MB text, peak RSS "
+                     f"{r['peak_mb']:.0f} MB)",
             "n": r["n"], "m": r["m"], "backend": "cpu (upload)", "time_ms": 1e3 * r["seconds"],
-            "throughput": f"{r['bytes'] / 2**20 / r['seconds']:.0f} MB/s",
+            "throughput": f"{r['text_bytes'] / 2**20 / r['seconds']:.0f} MB/s",
             "peer": "pyarrow read_csv + dictionary_encode" if labelled else "integer ids",
             "peer_ms": (1e3 * arrow if arrow else None) if labelled else 1e3 * base,
             "ratio": (r["seconds"] / arrow if arrow else None) if labelled else 1.0,
@@ -136,9 +142,10 @@ def main() -> None:
     lab = results["labels v<i>"]
     text = print_table(rows, f"Upload: {args.n:,} labels vs integer ids (median of "
                              f"{args.repeat}); labelled / integer = {lab['seconds'] / base:.2f}x")
-    text += (f"\nLabel table {lab['table_mb']:.0f} MB (memory-mapped, not resident in the API); "
-             f"admission lookup of 2 labels {lab['find_ms']:.0f} ms (one pass over the table, "
-             f"no index kept); decoding 65,536 labels {lab['decode_ms']:.1f} ms.\n")
+    text += (f"\nLabel table {lab['table_mb']:.0f} MB on disk (memory-mapped); lookup index "
+             f"{lab['index_mb']:.0f} MB in the API once built. Admission lookup of 2 labels: "
+             f"{lab['first_ms']:.0f} ms the first time (builds the index), {lab['find_ms']:.2f}"
+             f" ms after; decoding 65,536 labels {lab['decode_ms']:.1f} ms.\n")
     print(text[text.rindex("\nLabel"):])
     if args.out:
         args.out.write_text(text)

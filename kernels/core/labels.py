@@ -14,8 +14,13 @@ as it is stored. Text (``json.dumps(label, ensure_ascii=False)``) is canonical, 
 have equal bytes, which is what :meth:`Labels.find` compares.
 
 Text edge lists whose first data line names a node by something other than a non-negative
-integer are read as labels (:func:`parse_edgelist`): one Numba pass scans the lines and interns
-every token in an open-addressing hash table as it goes, with no per-token Python object.
+integer are read as labels (:func:`parse_edgelist`), with no per-token Python object: a Numba
+pass scans the lines and hashes each token (FNV-1a, 64 bits), a second numbers the hashes in an
+open-addressing table, and a third, parallel, checks every token's bytes against its label's
+(two labels sharing a hash send the file through an exact, slower path instead).
+
+Lookups (:meth:`Labels.find`) go through a sorted index of 8 bytes a label, built on first use
+(the store keeps a few tables with theirs), so admitting a job costs a binary search.
 """
 
 from __future__ import annotations
