@@ -37,6 +37,7 @@ import numpy as np
 
 from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
+from graphgpu.kernels.core.io import labelscan
 from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.io.budget import (
     BYTES_PER_JSON_BYTE,
@@ -258,7 +259,7 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     err, ncols, line, pos, _ = ts.scan_edges(arr, 0, arr.size, 1, 0, max_id,
                                             _EMPTY_I, _EMPTY_I, _EMPTY_F)
     if err == ts.E_TOKEN and ts.token_at(text, pos):  # a label in the first data line
-        return node_labels.parse_edgelist(text, settings)
+        return labelscan.parse_edgelist(text, settings)
     if err:
         raise _edge_error(text, err, line, pos, 0, max_id)
     if ncols == 0:  # comments only: build_graph reports the empty graph

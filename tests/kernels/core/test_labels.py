@@ -12,6 +12,7 @@ import pytest
 from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
 from graphgpu.kernels.core.graph import build_graph, content_id
+from graphgpu.kernels.core.io import labelscan
 from graphgpu.kernels.core.io.formats import parse_graph
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
@@ -117,7 +118,7 @@ def test_labels_are_part_of_the_content_address(tmp_path):
 def test_hash_collisions_fall_back_to_exact_interning(monkeypatch):
     lines = [("a", "b"), ("c", "a"), ("b", "dd"), ("dd", "a")]
     text = "".join(f"{u} {v}\n" for u, v in lines).encode()
-    monkeypatch.setattr(node_labels, "_verify", lambda *args: False)  # as if two hashes met
+    monkeypatch.setattr(labelscan, "_verify", lambda *args: False)  # as if two hashes met
     parsed = parse_graph(text)
     src, dst, labels = oracle(lines)
     assert parsed.src.tolist() == src and parsed.dst.tolist() == dst
@@ -131,3 +132,20 @@ def test_find_many_labels_through_the_index():
     order = random.Random(3).sample(range(len(values)), 400)
     assert labels.find([values[i] for i in order]).tolist() == order
     assert labels.find(["node-5000", 300, "0.5", True]).tolist() == [-1, -1, -1, -1]
+
+
+def test_large_files_are_scanned_in_chunks_as_one():
+    rng = random.Random(11)
+    names = [f"person-{rng.randrange(10**7)}" for _ in range(50000)]
+    lines = [(rng.choice(names), rng.choice(names)) for _ in range(600000)]
+    body = "".join(f"{u} {v}\n" if i % 1000 else f"# c {i}\n\n{u} {v}\n"
+                   for i, (u, v) in enumerate(lines))
+    assert len(body) > 8 << 20  # two threads (4 MiB each at least), comments in both
+    parsed = parse_graph(body.encode())
+    src, dst, labels = oracle(lines)
+    assert parsed.src.tolist() == src and parsed.dst.tolist() == dst
+    assert parsed.labels.decode(np.arange(len(labels))) == labels
+    tail = body.encode() + b"x y 2.5\n"  # three columns past the first chunk
+    with pytest.raises(InvalidInput) as info:
+        parse_graph(tail)
+    assert (info.value.code, info.value.line) == ("bad_columns", tail.count(b"\n"))
