@@ -42,11 +42,15 @@ def result_node_ids(folder: Path) -> np.ndarray:
 
 
 def graph_labels(st: AppState, record: dict[str, Any]) -> Labels | None:
-    """The labels of the graph a job ran on (None: a graph without, a generator job, or a
-    graph deleted since; its ids are then shown)."""
+    """The labels of the graph a job ran on (None: a graph without, or a generator job); 409
+    ``labels_deleted`` when the job ran on labels (its record says so) and the graph has been
+    deleted since, rather than ids in their place."""
     try:
         return st.graphs.labels(record["graph_id"]) if record.get("graph_id") else None
     except KernelError:
+        if record.get("labelled"):
+            raise Conflict("labels_deleted", f"graph {record['graph_id']} and its node labels "
+                           "were deleted; ?format=npy gives the result's node ids") from None
         return None
 
 

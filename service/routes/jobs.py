@@ -78,6 +78,7 @@ def submit_job(
             params=params.model_dump(mode="json"), backend=body.backend,
             idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
             extra={**({"estimate": estimate} if estimate else {}),
+                   **({"labelled": True} if labels is not None else {}),
                    **job_slots(algorithm, params, st.settings)} or None,
             memory=memory,
         )

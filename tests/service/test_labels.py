@@ -163,3 +163,12 @@ def test_cli_uploads_and_runs_on_names(stack: Stack, tmp_path, capsys) -> None:
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert {r["node_id"]: (int(r["level"]), r["parent"]) for r in rows} == {
         f"alice-{tag}": (1, "bob"), "bob": (0, "bob"), "carol": (1, "bob")}
+
+
+def test_result_of_a_deleted_labelled_graph_says_so(stack: Stack) -> None:
+    meta = stack.upload(f"solo-{uuid.uuid4().hex[:6]} other\n")
+    job = finished(stack, meta["id"], "bfs", {"source": "other"})
+    assert stack.http.delete(f"/v1/graphs/{meta['id']}").status_code == 204
+    gone = stack.http.get(job["result_url"], params={"format": "csv"})
+    assert gone.status_code == 409 and gone.json()["error"]["code"] == "labels_deleted"
+    assert stack.http.get(job["result_url"], params={"format": "npy"}).status_code == 200
