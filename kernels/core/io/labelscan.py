@@ -1,13 +1,13 @@
 """The labelled edge-list scanner: ``alice bob [weight]`` lines into label ids and the
 :class:`~graphgpu.kernels.core.labels.Labels` table, with no per-token Python object.
 
-Phase one (:func:`scan_labelled`, threads over whole-line chunks as the integer scanner runs)
-finds each token and hashes its bytes (FNV-1a, 64 bits); phase two (:func:`intern`) numbers the
-hashes in order of first appearance in an open-addressing table of (hash, id) pairs, touching
-nothing else, so the cache misses of consecutive probes overlap; phase three (:func:`verify`,
-parallel) compares every token's bytes with its label's. Two labels that share a 64-bit hash
-(never met by chance below billions of labels, but a file can be made so) send the file through
-an exact, slower path instead (:func:`intern_exactly`).
+Phase one (:func:`_scan_labelled`, threads over whole-line chunks as the integer scanner runs)
+finds each token and hashes its bytes (FNV-1a, 64 bits); phase two (:func:`_intern`) groups
+equal hashes by one SIMD sort of (hash prefix, token index) keys and numbers them in order of
+first appearance (a hash table cost one random probe a token, twice the time); phase three
+(:func:`_verify`, parallel) compares every token's bytes with its label's. Two labels that
+share a 64-bit hash (never met by chance below billions of labels, but a file can be made so)
+send the file through an exact, slower path instead (:func:`_intern_exactly`).
 """
 
 from __future__ import annotations
@@ -242,61 +242,71 @@ def _scan_labelled(buf, i, end, line, ncols, src, dst, w, hs):
     return 0, row, ncols, line, i
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _slot(h, mask):
-    return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
+def _intern(src: np.ndarray, dst: np.ndarray, hs: np.ndarray, rows: int) -> np.ndarray:
+    """Phase two: number the hashes ``hs`` in order of first appearance, writing each token's
+    label id over its hash (``hs`` viewed as int64); returns each label's packed span (from
+    ``src``/``dst``). Equal hashes are taken as equal labels here (:func:`_verify` checks).
+
+    The tokens are grouped by one vectorised sort of keys (hash prefix, token index), which
+    NumPy sorts with SIMD: no random probe of a hash table per token."""
+    tokens = 2 * rows
+    tbits = max(1, (tokens - 1).bit_length())
+    keys = hs[:tokens] >> np.uint64(tbits) << np.uint64(tbits)
+    keys |= np.arange(tokens, dtype=np.uint64)
+    keys.sort()
+    return _number(keys, tbits, src, dst, hs[:tokens])
 
 
 @njit(cache=True, nogil=True)
-def _intern(src, dst, hs, rows):
-    """Phase two: number the hashes ``hs`` in order of first appearance, writing each token's
-    label id over its hash (``hs`` viewed as int64); returns each label's packed span (from
-    ``src``/``dst``). Equal hashes are taken as equal labels here, and :func:`_verify` checks
-    that afterwards: a probe then touches the table alone, and the probes of consecutive
-    tokens overlap their cache misses."""
-    cap = 1024
-    reps = np.empty(cap, np.int64)  # packed span of each label's first appearance
-    rep_hash = np.empty(cap, np.uint64)
-    slots = 2048
-    while slots < rows:  # (a graph has about as many nodes as edges: seldom a rehash)
-        slots *= 2
-    mask = slots - 1
-    table = np.full(2 * slots, -1, np.int64)  # (hash, id) pairs, side by side
-    ids = hs.view(np.int64)
-    n = 0
-    for t in range(2 * rows):
-        h = hs[t]
-        hv = np.int64(h)
-        slot = _slot(h, mask)
-        k = -1
-        while table[2 * slot + 1] >= 0:
-            if table[2 * slot] == hv:
-                k = table[2 * slot + 1]
+def _number(keys, tbits, src, dst, hs):
+    """Labels from the sorted keys: a run of one hash prefix is one label when its tokens'
+    full hashes agree (else one label per full hash), numbered by first appearance."""
+    tokens = hs.shape[0]
+    tmask = np.uint64((1 << tbits) - 1)
+    label_of = np.empty(tokens, np.int64)
+    head = np.empty(tokens, np.int64)  # the first token of each label
+    n, i = 0, 0
+    while i < tokens:
+        prefix = keys[i] >> np.uint64(tbits)
+        j = i + 1
+        while j < tokens and keys[j] >> np.uint64(tbits) == prefix:
+            j += 1
+        first = np.int64(keys[i] & tmask)
+        same = True
+        for q in range(i + 1, j):
+            if hs[np.int64(keys[q] & tmask)] != hs[first]:
+                same = False
                 break
-            slot = (slot + 1) & mask
-        if k < 0:  # a new label
-            if n == cap:
-                cap *= 2
-                reps = _grown(reps, cap)
-                rep_hash = _grown(rep_hash, cap)
-            if 10 * n >= 7 * slots:  # load 0.7: double the table
-                mask = 2 * slots - 1
-                slots *= 2
-                table = np.full(2 * slots, -1, np.int64)
-                for q in range(n):
-                    s = _slot(rep_hash[q], mask)
-                    while table[2 * s + 1] >= 0:
-                        s = (s + 1) & mask
-                    table[2 * s], table[2 * s + 1] = np.int64(rep_hash[q]), q
-                slot = _slot(h, mask)
-                while table[2 * slot + 1] >= 0:
-                    slot = (slot + 1) & mask
-            k = n
-            reps[k], rep_hash[k] = src[t // 2] if t % 2 == 0 else dst[t // 2], h
-            table[2 * slot], table[2 * slot + 1] = hv, k
-            n += 1
-        ids[t] = k
-    return reps[:n]
+        base = n
+        for q in range(i, j):  # tokens in order of appearance within the run
+            t = np.int64(keys[q] & tmask)
+            k = base if same and q > i else -1
+            if not same:
+                for c in range(base, n):
+                    if hs[head[c]] == hs[t]:
+                        k = c
+                        break
+            if k < 0:
+                head[n] = t
+                k = n
+                n += 1
+            label_of[t] = k
+        i = j
+    is_head = np.zeros(tokens, np.bool_)
+    for c in range(n):
+        is_head[head[c]] = True
+    rank = head  # (reused) labels renumbered in order of their first token
+    reps = np.empty(n, np.int64)
+    r = 0
+    for t in range(tokens):
+        if is_head[t]:
+            rank[label_of[t]] = r
+            reps[r] = src[t // 2] if t % 2 == 0 else dst[t // 2]
+            r += 1
+    ids = hs.view(np.int64)
+    for t in range(tokens):
+        ids[t] = rank[label_of[t]]
+    return reps
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -321,13 +331,6 @@ def _verify(buf, src, dst, ids, reps):
     for r in prange(ids.shape[0] // 2):
         src[r], dst[r] = ids[2 * r], ids[2 * r + 1]
     return True
-
-
-@njit(cache=True, nogil=True)
-def _grown(a, cap):
-    out = np.empty(cap, a.dtype)
-    out[:a.shape[0]] = a
-    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
