@@ -17,11 +17,10 @@ Formats (any of them may be gzip'd; gzip is recognised by its magic bytes, not b
 
 Parse errors are :class:`InvalidInput` with the 1-based ``line`` of the (decompressed) text and a
 message that quotes the offending token; codes: ``bad_node_id``, ``bad_number``, ``bad_weight``,
-``bad_columns``,
-``bad_header``, ``bad_gzip``, ``bad_json``, ``unsupported_mtx``. Limits raise
+``bad_columns``, ``bad_header``, ``bad_gzip``, ``bad_json``, ``unsupported_mtx``. Limits raise
 :class:`LimitExceeded` (``node_id_too_large``, ``too_many_nodes``, ``decompressed_too_large``,
-``upload_too_large``). Text is scanned by the Numba kernels in
-:mod:`graphgpu.kernels.core.io.textscan`.
+``upload_too_large``). Text is scanned by the Numba kernels in ``io/textscan.py`` (node labels,
+as in ``alice bob`` on the first data line of an edge list: ``io/labelscan.py``).
 """
 
 from __future__ import annotations
@@ -56,8 +55,7 @@ _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth 
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
 
-# What every format parser returns: src, dst, weights or None, extra_nodes or None (and, for
-# an edge list or JSON that names nodes by labels, a fifth item: the Labels).
+# What every format parser returns: src, dst, weights or None, extra_nodes or None (+ Labels).
 _Edges = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
@@ -220,12 +218,6 @@ def _gunzip(data: bytes, limit: int, settings: Settings | None = None) -> bytear
     return out
 
 
-# --- helpers ----------------------------------------------------------------------------------
-
-def _cpu_count() -> int:
-    return len(os.sched_getaffinity(0))
-
-
 # --- edge list --------------------------------------------------------------------------------
 
 def _edge_error(text: bytes, err: int, line: int, pos: int, ncols: int, max_id: int) -> Exception:
@@ -267,7 +259,7 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     # Threads scan whole-line chunks into one output: chunk k writes from the number of line
     # breaks before it, so chunks never collide (every line of a chunk but the last ends with a
     # break); the gaps that comment and blank lines leave are closed afterwards.
-    threads = max(1, min(_cpu_count(), 8, (arr.size - pos) // _MIN_CHUNK))
+    threads = max(1, min(len(os.sched_getaffinity(0)), 8, (arr.size - pos) // _MIN_CHUNK))
     bounds = [pos]
     for k in range(1, threads):
         nl = text.find(b"\n", pos + (arr.size - pos) * k // threads)
@@ -461,18 +453,12 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
     if not widths <= {2, 3} or len(widths) > 1:
         raise InvalidInput("every edge row must be [u, v] or every row [u, v, w]",
                            field="edges", code="bad_columns")
-    if nodes is not None and not isinstance(nodes, list):
-        raise InvalidInput("'nodes' must be a list of node ids", field="nodes")
-    table = None
+    ends = [r[0] for r in rows] + [r[1] for r in rows] + (nodes if isinstance(nodes, list) else [])
     try:
-        src = _json_ids([r[0] for r in rows], "edges")
-        dst = _json_ids([r[1] for r in rows], "edges")
-        extra = None if nodes is None else _json_ids(nodes, "nodes")
+        ids, table = _json_ids(ends, "edges"), None
     except InvalidInput:  # nodes named by labels (strings, numbers)
-        ids, table = node_labels.encode([r[0] for r in rows] + [r[1] for r in rows]
-                                        + (nodes or []), "edges")
-        src, dst, extra = ids[:len(rows)], ids[len(rows):2 * len(rows)], (
-            None if nodes is None else ids[2 * len(rows):])
+        ids, table = node_labels.encode(ends, "edges")
+    src, dst, extra = ids[:(m := len(rows))], ids[m:2 * m], None if nodes is None else ids[2 * m:]
     weights = None
     if widths == {3}:
         ws = [r[2] for r in rows]
@@ -482,6 +468,8 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
         if not np.isfinite(weights).all():
             raise InvalidInput("edge weights must be finite numbers", field="weights",
                                code="bad_weight")
+    if nodes is not None and not isinstance(nodes, list):
+        raise InvalidInput("'nodes' must be a list of node ids", field="nodes")
     for ids, name in ((src, "edges"), (dst, "edges"), (extra, "nodes")):
         if ids is not None and ids.size and ids.max() > settings.max_node_id:
             raise LimitExceeded(f"node id {int(ids.max())} exceeds the limit "

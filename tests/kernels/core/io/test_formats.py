@@ -141,7 +141,7 @@ def test_comments_only_reaches_build_graph_as_empty():
 
 def test_threaded_chunks_match_and_number_lines(monkeypatch):
     monkeypatch.setattr(formats, "_MIN_CHUNK", 64)
-    monkeypatch.setattr(formats, "_cpu_count", lambda: 5)
+    monkeypatch.setattr(formats.os, "sched_getaffinity", lambda pid: range(5))
     rng = np.random.default_rng(1)
     e = rng.integers(0, 10**9, size=(4000, 2))
     lines = [f"{u}\t{v}" for u, v in e]
