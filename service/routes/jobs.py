@@ -40,6 +40,7 @@ def job_out(record: dict[str, Any], st: AppState | None = None) -> dict[str, Any
     """The public view of a job record; with ``st``, a succeeded generator job's
     ``graph_id`` is the new graph's (granted to the job's tenant)."""
     out = {key: record.get(key) for key in JobOut.model_fields}
+    out["params"] = record.get("label_params") or out["params"]  # a labelled graph's: labels
     out["timings"] = record.get("timings") or {}
     if record["status"] == "succeeded":
         out["result_url"] = f"/v1/jobs/{record['id']}/result"
@@ -78,7 +79,9 @@ def submit_job(
             params=params.model_dump(mode="json"), backend=body.backend,
             idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
             extra={**({"estimate": estimate} if estimate else {}),
-                   **({"labelled": True} if labels is not None else {}),
+                   **({"labelled": True, "label_params": {  # params as given: labels
+                       **params.model_dump(mode="json"), **body.params}}
+                      if labels is not None else {}),
                    **job_slots(algorithm, params, st.settings)} or None,
             memory=memory,
         )

@@ -96,6 +96,7 @@ def test_text_edge_list_of_names(stack: Stack) -> None:
     meta = stack.upload(text)  # as `graphgpu upload` or curl sends it
     assert meta["labelled"] and (meta["n"], meta["m"]) == (6, 4)
     job = finished(stack, meta["id"], "bfs", {"source": f"alice-{tag}"})
+    assert job["params"]["source"] == f"alice-{tag}"  # as given, though the worker got an id
     values = stack.http.get(job["result_url"]).json()["node_values"]
     assert values["level"] == {f"alice-{tag}": 0, "bob": 1, "carol": 2, "12": 3, "dave": -1,
                                "erin": -1}
