@@ -67,8 +67,12 @@ class Graph:
     source: dict[str, Any] | None = None
     normalization: dict[str, int] | None = None
     created: bool = False
-    #: Original node labels by the integer id the service knows them by (``labels[i]`` is node
-    #: ``i``), for graphs uploaded with non-integer labels; None when ids are the labels.
+    #: The service keeps the graph's node labels (strings, numbers): node parameters are
+    #: labels and every result names nodes by label, for any client.
+    labelled: bool = False
+    #: Labels the service cannot keep (tuples and other non-JSON values) by the integer id the
+    #: service knows them by (``labels[i]`` is node ``i``), kept here by
+    #: :meth:`~graphgpu.client.sdk.Client.upload_networkx`; None otherwise.
     labels: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -84,7 +88,8 @@ class Graph:
 
 @dataclass(frozen=True)
 class Result:
-    """A succeeded job's JSON result; ``node_values`` are keyed by original node id (or label).
+    """A succeeded job's JSON result; ``node_values`` are keyed by original node id (or label:
+    a string key, as JSON writes a number label too).
 
     ``complete`` is False when only the summary was fetched (asked for, or because the whole
     result is too large for JSON, e.g. an apsp matrix): ``node_values`` and ``arrays`` are then
@@ -107,8 +112,10 @@ class Result:
     def from_json(cls, data: dict[str, Any], complete: bool = True,
                   labels: Sequence[Any] | None = None) -> Result:
         """Build from the API's JSON, turning the node-id keys (strings in JSON) into ints, or
-        into the original ``labels`` of a graph uploaded with them."""
-        key = (lambda k: labels[int(k)]) if labels is not None else int
+        into the original ``labels`` of a graph uploaded with them (a graph the service keeps
+        labels of answers with labels already)."""
+        key = (lambda k: labels[int(k)]) if labels is not None else (
+            str if data.get("labelled") else int)
         ids = set(data.get("node_id_fields") or ()) if labels is not None else set()
 
         def node(v: Any) -> Any:  # a node-id value: its label (-1 and null stay "none")
@@ -139,7 +146,8 @@ class Job:
         The server's ``Retry-After`` hint, in seconds.
     labels : sequence, optional
         Original node labels of its graph by integer id (see :attr:`Graph.labels`): results
-        are then keyed by label.
+        are then keyed by label. A graph whose labels the service keeps (:attr:`Graph.labelled`)
+        needs none: its labels are fetched from the service when a result needs them.
     """
 
     id: str
@@ -166,6 +174,8 @@ class Job:
         self._client = client
         self.labels = labels
         self._available: dict[str, list[str]] | None = None
+        self._head: dict[str, Any] | None = None  # the result's summary JSON, once fetched
+        self._table: list[Any] | None = None  # the labels the service keeps, once fetched
         self._update(data, retry_after)
 
     def _update(self, data: dict[str, Any], retry_after: float | None) -> None:
@@ -307,6 +317,7 @@ class Job:
 
     def _result(self, data: dict[str, Any], complete: bool) -> Result:
         self._available = data.get("available") or self._available
+        self._head = {k: data.get(k) for k in ("labelled", "node_id_fields", "graph_id")}
         return Result.from_json(data, complete=complete, labels=self.labels)
 
     def available(self) -> dict[str, list[str]]:
@@ -314,6 +325,34 @@ class Job:
         if self._available is None:
             self.result(fields="summary")
         return self._available or {"node_values": [], "arrays": []}
+
+    def _summary_head(self) -> dict[str, Any]:
+        if self._head is None:
+            self.result(fields="summary")
+        return self._head or {}
+
+    def graph_labels(self) -> Sequence[Any] | None:
+        """The labels of the job's graph by node id (``array("node_id")`` indexes them), or
+        None when its node ids are its names; a labelled graph's are fetched once from the
+        service (``GET /v1/graphs/{id}/labels``)."""
+        if self.labels is not None or not self._summary_head().get("labelled"):
+            return self.labels
+        if self._table is None:
+            self._table = self._client.request(
+                "GET", f"/v1/graphs/{self._summary_head()['graph_id']}/labels").json()
+        return self._table
+
+    def _named(self, field: str, values: np.ndarray) -> Any:
+        """Values of ``field`` as the client knows them: node ids of a labelled graph as a
+        list of labels (``-1``, no node, as None), everything else the array as it is."""
+        labels = self.graph_labels()
+        if labels is None or field not in (self._summary_head().get("node_id_fields") or ()):
+            return values
+        return [labels[v] if v >= 0 else None for v in values.tolist()]
+
+    def _listed(self, field: str) -> list[Any]:
+        values = self._named(field, self.array(field))
+        return values.tolist() if isinstance(values, np.ndarray) else values
 
     def array(self, field: str) -> np.ndarray:
         """One result array, downloaded as ``.npy``.
@@ -336,12 +375,14 @@ class Job:
     def node_labels(self) -> list[Any]:
         """The result's nodes in ``array("node_id")`` order, as original labels."""
         ids = self.array("node_id").tolist()
-        return ids if self.labels is None else [self.labels[i] for i in ids]
+        labels = self.graph_labels()
+        return ids if labels is None else [labels[i] for i in ids]
 
     def node_values(self, field: str) -> dict[Any, Any]:
-        """One node value field as ``{original node id or label: value}`` (built from ``.npy``
-        arrays, so it works past the service's JSON size limit)."""
-        return dict(zip(self.node_labels(), self.array(field).tolist(), strict=True))
+        """One node value field as ``{original node id or label: value}``, node-id values
+        (``parent``) as labels too (built from ``.npy`` arrays, so it works past the service's
+        JSON size limit)."""
+        return dict(zip(self.node_labels(), self._listed(field), strict=True))
 
     def to_pandas(self) -> Any:
         """The node values as a ``pandas.DataFrame``: ``node_id`` (original ids or labels) and
@@ -354,8 +395,9 @@ class Job:
             pandas is not installed (``pip install pandas``).
         """
         import pandas as pd
-        columns = {"node_id": self.node_labels()}
-        columns.update({name: self.array(name) for name in self.available()["node_values"]})
+        columns: dict[str, Any] = {"node_id": self.node_labels()}
+        for name in self.available()["node_values"]:
+            columns[name] = self._named(name, self.array(name))
         return pd.DataFrame(columns)
 
     def to_networkx(self, G: Any, fields: Sequence[str] | None = None) -> Any:  # noqa: N803
@@ -375,7 +417,7 @@ class Job:
         """
         nodes = self.node_labels()
         for name in fields if fields is not None else self.available()["node_values"]:
-            for node, value in zip(nodes, self.array(name).tolist(), strict=True):
+            for node, value in zip(nodes, self._listed(name), strict=True):
                 if node in G:
                     G.nodes[node][name] = value
         return G
@@ -383,7 +425,12 @@ class Job:
     def rows(self, sources: list[Any], field: str = "distance") -> dict[Any, dict[Any, Any]]:
         """Rows of a node x node result matrix (e.g. apsp's ``distance``) by original id (or
         label), as ``{source: {target: value}}`` with ``None`` for unreachable; the service
-        reads only those rows of the matrix file."""
+        reads only those rows of the matrix file (a graph the service keeps labels of: labels
+        as strings, as the query names them)."""
+        if self.labels is None and self._summary_head().get("labelled"):
+            response = self._client.request("GET", self._result_path(), params={
+                "rows": ",".join(str(s) for s in sources), "field": field})
+            return response.json()
         index = None if self.labels is None else {v: i for i, v in enumerate(self.labels)}
         wanted = [int(s) if index is None else index[s] for s in sources]
         response = self._client.request("GET", self._result_path(), params={

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import numbers
 import os
 import time
@@ -144,11 +145,13 @@ class Client:
         ----------
         G : networkx.Graph
             Nodes may be any hashable labels. When every node is a non-negative integer, the
-            integers are the node ids; otherwise nodes are numbered in ``G.nodes`` order and the
-            returned graph's ``labels`` keeps the mapping: pass that :class:`Graph` (not its
-            id) to :meth:`run`, and node parameters (``source="alice"``) and results come in
-            original labels. Edges are weighted by their ``weight`` attribute when every edge
-            has one. Directed graphs are symmetrised unless ``directed``.
+            integers are the node ids. Strings and numbers are sent as they are: the service
+            keeps them (``labelled``), takes them as node parameters (``source="alice"``) and
+            names nodes by them in every result, for any client (``Client().job(id)``). Other
+            labels (tuples...) are numbered in ``G.nodes`` order and the returned graph's
+            ``labels`` keeps the mapping: pass that :class:`Graph` (not its id) to
+            :meth:`run`. Edges are weighted by their ``weight`` attribute when every edge has
+            one. Directed graphs are symmetrised unless ``directed``.
         name : str, optional
             A label for the graph.
         directed : bool
@@ -160,9 +163,10 @@ class Client:
             A weight is not a number.
         """
         nodes = list(G.nodes)
-        labels = None if all(_is_node_id(v) for v in nodes) else tuple(nodes)
+        kept = all(_is_node_id(v) for v in nodes) or all(_is_label(v) for v in nodes)
+        labels = None if kept else tuple(nodes)
         index = {v: i for i, v in enumerate(nodes)} if labels is not None else None
-        node = (lambda v: int(v)) if index is None else index.__getitem__
+        node = _plain if index is None else index.__getitem__
         edges = list(G.edges(data="weight"))
         weighted = bool(edges) and all(w is not None for _, _, w in edges)
         rows = [[node(u), node(v), _weight(w)] if weighted else [node(u), node(v)]
@@ -244,7 +248,8 @@ class Client:
         Parameters
         ----------
         graph_id : str or Graph
-            The graph (a :class:`Graph` with ``labels`` gives its nodes their original labels).
+            The graph (nodes named by the labels the service keeps, or by a :class:`Graph`'s
+            ``labels``).
         as_ : {"numpy", "networkx"}
             ``numpy``: a dict of arrays ``src``, ``dst`` (original ids, each undirected edge
             once), ``nodes`` (every node, isolated ones included) and ``weight`` when weighted.
@@ -265,7 +270,10 @@ class Client:
         if as_ == "numpy":
             return arrays
         import networkx as nx
-        G = nx.DiGraph() if self.graph(gid).directed else nx.Graph()  # noqa: N806
+        meta = self.graph(gid)
+        if labels is None and meta.labelled:
+            labels = self.request("GET", f"/v1/graphs/{gid}/labels").json()
+        G = nx.DiGraph() if meta.directed else nx.Graph()  # noqa: N806
         name = (lambda i: i) if labels is None else labels.__getitem__
         G.add_nodes_from(name(i) for i in arrays["nodes"].tolist())
         src, dst = arrays["src"].tolist(), arrays["dst"].tolist()
@@ -465,6 +473,19 @@ class Client:
 
 def _is_node_id(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+
+
+def _is_label(value: Any) -> bool:
+    """Whether the service keeps ``value`` as a node label: a string or a finite number."""
+    return isinstance(value, str) or (isinstance(value, numbers.Real) and not isinstance(
+        value, bool) and math.isfinite(value))
+
+
+def _plain(value: Any) -> Any:
+    """A node label as JSON writes it (NumPy integers and floats as Python numbers)."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value) if isinstance(value, numbers.Real) else value
 
 
 def _weight(value: Any) -> float:

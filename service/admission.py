@@ -12,6 +12,10 @@ the same free memory: :meth:`Admission.check_memory` runs again under the admiss
 
 from __future__ import annotations
 
+import functools
+import json
+import typing
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -20,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from graphgpu.kernels.core.errors import KernelError
 from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.labels import Labels
 from graphgpu.kernels.core.registry import (
     Algorithm,
     Backend,
@@ -55,17 +60,75 @@ def require_backend(workers: list[dict[str, Any]], backend: str) -> None:
                        field="backend")
 
 
-def algorithm_and_params(name: str, params: dict[str, Any], settings: Settings
-                         ) -> tuple[Algorithm, BaseModel]:
+def graph_labels(st: AppState, graph_id: str, tenant: str | None) -> Labels | None:
+    """The labels of a graph that ``tenant`` owns (any graph for None: an admin); None for a
+    graph without labels, or one the caller cannot see (refused later, as it would be)."""
+    try:
+        if tenant is not None and not st.owners.owns(graph_id, tenant):
+            return None
+        return st.graphs.labels(graph_id)
+    except KernelError:  # no such graph
+        return None
+
+
+def algorithm_and_params(name: str, params: dict[str, Any], settings: Settings,
+                         labels: Labels | None = None) -> tuple[Algorithm, BaseModel]:
     """The named algorithm and its validated parameters (422 naming what is wrong; 413 past
-    ``settings.max_params_bytes``)."""
+    ``settings.max_params_bytes``); with the graph's ``labels``, node parameters are labels,
+    turned into node ids here."""
     try:
         algorithm = get_algorithm(name)
+        if labels is not None:
+            params = _labels_to_ids(algorithm, params, labels)
         return algorithm, strict_params(algorithm.params_model, params, settings)
     except KernelError as exc:
         raise from_kernel_error(exc, status=422, field="algorithm") from None
     except ValidationError as exc:
         raise validation_error(exc) from None
+
+
+def _labels_to_ids(algorithm: Algorithm, params: dict[str, Any], labels: Labels
+                   ) -> dict[str, Any]:
+    """``params`` with its node parameters (a label, or lists of them, nested as ``pairs``
+    are; or the keys of a mapping typed ``dict[int, ...]``, as pagerank's ``personalization``)
+    as node ids, all found in one pass over the labels; 422 ``unknown_node`` for a label not
+    in the graph."""
+    keyed = [k for k in _node_keyed(algorithm.params_model) if isinstance(params.get(k), dict)]
+    names = [k for k in algorithm.node_params if params.get(k) is not None] + keyed
+    if not names:
+        return params
+    leaves = {k: list(params[k]) if k in keyed else _leaves(params[k]) for k in names}
+    ids = iter(labels.find([v for k in names for v in leaves[k]]).tolist())
+    out = dict(params)
+    for k in names:
+        found = [next(ids) for _ in leaves[k]]
+        if -1 in found:
+            missing = leaves[k][found.index(-1)]
+            raise ApiError(422, "unknown_node", f"params.{k}: node {json.dumps(missing)} is not "
+                           "in the graph", field=f"params.{k}")
+        out[k] = (dict(zip(found, params[k].values(), strict=True)) if k in keyed
+                  else _rebuilt(params[k], iter(found)))
+    return out
+
+
+@functools.cache
+def _node_keyed(model: type[BaseModel]) -> tuple[str, ...]:
+    """The parameters of ``model`` typed as mappings from node id (``dict[int, ...]``)."""
+    def keyed(annotation: Any) -> bool:
+        if typing.get_origin(annotation) is dict:
+            return typing.get_args(annotation)[:1] == (int,)
+        return any(keyed(a) for a in typing.get_args(annotation))
+    return tuple(name for name, f in model.model_fields.items() if keyed(f.annotation))
+
+
+def _leaves(value: Any) -> list[Any]:
+    return [x for v in value for x in _leaves(v)] if isinstance(value, list) else [value]
+
+
+def _rebuilt(value: Any, ids: Iterator[int]) -> Any:
+    """``value`` (a label or nested lists of labels) with each label replaced by the next of
+    ``ids``."""
+    return [_rebuilt(v, ids) for v in value] if isinstance(value, list) else next(ids)
 
 
 class Admission:

@@ -1,7 +1,12 @@
 """How a finished job's result folder is rendered for ``GET /v1/jobs/{id}/result``: JSON, CSV,
 Parquet, npy and matrix rows, read from the ``.npy`` files its
 :class:`~graphgpu.kernels.core.protocol.ResultManifest` names (memory-mapped, streamed in
-chunks)."""
+chunks).
+
+Workers write node ids. For a graph named by labels, JSON, CSV and Parquet name nodes by label:
+the node column, the keys of node values, and every value of the manifest's
+``node_id_fields`` (``-1``, no node, becomes null or an empty cell); ``?rows=`` takes labels.
+``?format=npy`` stays numeric: ids index the graph's labels (``GET /v1/graphs/{id}/labels``)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ from fastapi import Response
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 
 from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.errors import KernelError
+from graphgpu.kernels.core.labels import Labels
 from graphgpu.kernels.core.protocol import ResultManifest
 from graphgpu.kernels.core.store import load_npy
 from graphgpu.service.deps import AppState
@@ -28,8 +35,37 @@ Format = Literal["json", "csv", "npy", "parquet"]
 CSV_CHUNK_ROWS = 1 << 16
 
 
-def csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
-    columns = [load_npy(folder / f"{f}.npy") for f in ["node_id", *fields]]
+def result_node_ids(folder: Path) -> np.ndarray:
+    """The original node ids of a result's rows (memory-mapped): every renderer reads them
+    here."""
+    return load_npy(folder / "node_id.npy")
+
+
+def graph_labels(st: AppState, record: dict[str, Any]) -> Labels | None:
+    """The labels of the graph a job ran on (None: a graph without, or a generator job); 409
+    ``labels_deleted`` when the job ran on labels (its record says so) and the graph has been
+    deleted since, rather than ids in their place."""
+    try:
+        return st.graphs.labels(record["graph_id"]) if record.get("graph_id") else None
+    except KernelError:
+        if record.get("labelled"):
+            raise Conflict("labels_deleted", f"graph {record['graph_id']} and its node labels "
+                           "were deleted; ?format=npy gives the result's node ids") from None
+        return None
+
+
+def named(values: np.ndarray, labels: Labels | None) -> list[Any]:
+    """Node ids as the client knows the nodes: their labels (None for -1), or the ids."""
+    return np.asarray(values).tolist() if labels is None else labels.decode(values)
+
+
+def csv_rows(folder: Path, fields: list[str], labels: Labels | None = None,
+             id_fields: frozenset[str] = frozenset()) -> Iterator[bytes]:
+    """The node values as CSV: ``node_id`` then a column per field, a row per node."""
+    if labels is not None:
+        yield from _labelled_csv_rows(folder, fields, labels, id_fields)
+        return
+    columns = [result_node_ids(folder), *(load_npy(folder / f"{f}.npy") for f in fields)]
     formats = ["%d" if np.issubdtype(c.dtype, np.integer) else "%.17g" for c in columns]
     yield (",".join(["node_id", *fields]) + "\n").encode()
     for start in range(0, columns[0].shape[0], CSV_CHUNK_ROWS):
@@ -40,8 +76,25 @@ def csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
         yield buffer.getvalue().encode()
 
 
-def csv_without_node_values(folder: Path, arrays: list[str],
-                             summary: dict[str, Any]) -> Iterator[bytes]:
+def _labelled_csv_rows(folder: Path, fields: list[str], labels: Labels,
+                       id_fields: frozenset[str]) -> Iterator[bytes]:
+    columns = [result_node_ids(folder), *(load_npy(folder / f"{f}.npy") for f in fields)]
+    is_id = [True, *(f in id_fields for f in fields)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["node_id", *fields])
+    for start in range(0, columns[0].shape[0], CSV_CHUNK_ROWS):
+        block = [c[start:start + CSV_CHUNK_ROWS] for c in columns]
+        writer.writerows(zip(*(named(b, labels) if i else np.asarray(b).tolist()
+                               for b, i in zip(block, is_id, strict=True)), strict=True))
+        yield buffer.getvalue().encode()
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def csv_without_node_values(folder: Path, arrays: list[str], summary: dict[str, Any],
+                             labels: Labels | None = None,
+                             id_fields: frozenset[str] = frozenset()) -> Iterator[bytes]:
     """The CSV of a result with no per-node values: its first node x node matrix (header
     ``node_id`` then the target ids; unreachable left empty), else its 1-D arrays as columns
     (shorter ones padded with empty cells), else its summary as ``name,value`` rows (list
@@ -49,18 +102,19 @@ def csv_without_node_values(folder: Path, arrays: list[str],
     loaded = {a: load_npy(folder / f"{a}.npy") for a in arrays}
     matrix = next((a for a, v in loaded.items() if v.ndim == 2), None)
     if matrix is not None:
-        ids = np.asarray(load_npy(folder / "node_id.npy"))
-        yield (",".join(["node_id", *map(str, ids.tolist())]) + "\n").encode()
+        ids = _csv_cells(named(result_node_ids(folder), labels))
+        yield (",".join(["node_id", *ids]) + "\n").encode()
         values = loaded[matrix]
-        for source, row in zip(ids.tolist(), values, strict=True):
+        for source, row in zip(ids, values, strict=True):
             cells = ["" if v is None else repr(v) for v in json_distances(np.asarray(row))]
-            yield (",".join([str(source), *cells]) + "\n").encode()
+            yield (",".join([source, *cells]) + "\n").encode()
         return
-    columns = {a: np.asarray(v).tolist() for a, v in loaded.items() if v.ndim == 1}
+    columns = {a: _csv_cells(named(v, labels if a in id_fields else None))
+               for a, v in loaded.items() if v.ndim == 1}
     if columns:
         yield (",".join(columns) + "\n").encode()
         for i in range(max(len(c) for c in columns.values())):
-            yield (",".join(repr(c[i]) if i < len(c) else "" for c in columns.values())
+            yield (",".join(c[i] if i < len(c) else "" for c in columns.values())
                    + "\n").encode()
         return
     buffer = io.StringIO()
@@ -74,9 +128,19 @@ def csv_without_node_values(folder: Path, arrays: list[str],
     yield buffer.getvalue().encode()
 
 
-def parquet(folder: Path, node_fields: list[str], arrays: list[str]) -> bytes:
+def _csv_cells(values: list[Any]) -> list[str]:
+    """Values as CSV cells: numbers as ``repr`` writes them, None empty, strings quoted where
+    CSV needs it."""
+    return ["" if v is None else f'"{v.replace(chr(34), chr(34) * 2)}"'
+            if isinstance(v, str) and any(ch in v for ch in ',"\r\n') else
+            v if isinstance(v, str) else repr(v) for v in values]
+
+
+def parquet(folder: Path, node_fields: list[str], arrays: list[str],
+            labels: Labels | None = None, id_fields: frozenset[str] = frozenset()) -> bytes:
     """A Parquet table of the node values (``node_id`` plus a column per field), or of a
-    result's 1-D arrays of one length; 422 for other results, 501 without pyarrow."""
+    result's 1-D arrays of one length; 422 for other results, 501 without pyarrow. Labels of
+    one type make a column of that type; mixed ones, a column of their text."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -89,8 +153,18 @@ def parquet(folder: Path, node_fields: list[str], arrays: list[str]) -> bytes:
         raise ApiError(422, "unsupported_format", "this result has no table for Parquet (a "
                        "matrix, or arrays of different lengths); use ?format=npy&field=...",
                        field="format")
+    table = {}
+    for name, column in zip(names, columns, strict=True):
+        if labels is None or (name != "node_id" and name not in id_fields):
+            table[name] = column
+            continue
+        values = labels.decode(column)
+        try:
+            table[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types: their text
+            table[name] = pa.array([None if v is None else str(v) for v in values])
     sink = io.BytesIO()
-    pq.write_table(pa.table(dict(zip(names, columns, strict=True))), sink)
+    pq.write_table(pa.table(table), sink)
     return sink.getvalue()
 
 
@@ -118,14 +192,23 @@ def json_array(path: Path, limit: int) -> list[Any]:
 
 
 def matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param: str,
-                 limit: int) -> dict[str, dict[str, Any]]:
-    """Rows of a node x node result matrix by original node id, read from its memory map.
+                 limit: int, labels: Labels | None = None) -> dict[str, dict[str, Any]]:
+    """Rows of a node x node result matrix by original node id (or label), read from its
+    memory map.
 
     Returns ``{source id: {target id: value}}`` with unreachable as null; 422 for a malformed
     list, an unknown node or a field that is no matrix; 413 when the slice passes ``limit``.
     """
     try:
-        ids = np.array([int(x) for x in wanted.split(",") if x.strip()], dtype=np.int64)
+        tokens = [x.strip() for x in wanted.split(",") if x.strip()]
+        if labels is not None:  # labels are named as the query writes them (strings)
+            found = labels.find(tokens)
+            if (found < 0).any():
+                raise ApiError(422, "unknown_node", f"{param}: node "
+                               f"{tokens[int(np.argmax(found < 0))]!r} is not in the graph",
+                               field=param)
+            tokens = found.tolist()
+        ids = np.array([int(x) for x in tokens], dtype=np.int64)
     except OverflowError:  # no node id is outside int64
         raise ApiError(422, "unknown_node", f"{param}: a node id is outside the 64-bit range",
                        field=param) from None
@@ -135,7 +218,7 @@ def matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param:
         raise ApiError(422, "invalid_rows", f"{param} must be comma-separated node ids",
                        field=param)
     matrix = load_npy(folder / f"{field}.npy") if field in arrays else None
-    node_ids = load_npy(folder / "node_id.npy")
+    node_ids = result_node_ids(folder)
     n = node_ids.shape[0]
     if matrix is None or matrix.shape != (n, n):
         matrices = [a for a in arrays if load_npy(folder / f"{a}.npy").ndim == 2]
@@ -149,10 +232,15 @@ def matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param:
     if ids.size * n > limit:
         raise ApiError(413, "result_too_large", f"{ids.size} rows of {n:,} values are too many "
                        "for JSON; ask for fewer rows or ?format=npy&field=" + field, field=param)
-    targets = [str(i) for i in np.asarray(node_ids).tolist()]
-    return {str(source): dict(zip(targets, json_distances(np.asarray(matrix[row])),
-                                  strict=True))
-            for source, row in zip(ids.tolist(), pos.tolist(), strict=True)}
+    targets = [_key(i) for i in named(node_ids, labels)]
+    return {_key(source): dict(zip(targets, json_distances(np.asarray(matrix[row])),
+                                   strict=True))
+            for source, row in zip(named(ids, labels), pos.tolist(), strict=True)}
+
+
+def _key(node: Any) -> str:
+    """A node id or label as a JSON object key (a number as JSON writes it)."""
+    return node if isinstance(node, str) else json.dumps(node)
 
 
 def generated_graph(st: AppState, record: dict[str, Any]) -> str | None:
@@ -206,19 +294,22 @@ def render(st: AppState, record: dict[str, Any], format: Format, field: str | No
     folder, manifest = manifest_of(st, record)
     job_id, limit = record["id"], st.settings.max_json_result_nodes
     node_fields, arrays = manifest.node_values, manifest.arrays
+    labels = graph_labels(st, record) if format != "npy" else None
+    id_fields = frozenset(manifest.node_id_fields)
     if rows is not None:
         param, wanted = rows
         if format != "json":
             raise ApiError(422, "invalid_rows", f"{param} needs format=json", field=param)
         return JSONResponse(matrix_rows(folder, arrays, field or "distance", wanted, param,
-                                        limit))
+                                        limit, labels))
     if format == "csv":
-        body = (csv_rows(folder, node_fields) if node_fields
-                else csv_without_node_values(folder, arrays, manifest.summary))
+        body = (csv_rows(folder, node_fields, labels, id_fields) if node_fields
+                else csv_without_node_values(folder, arrays, manifest.summary, labels,
+                                             id_fields))
         return StreamingResponse(body, media_type="text/csv", headers={
             "Content-Disposition": f"attachment; filename={job_id}.csv"})
     if format == "parquet":
-        return Response(parquet(folder, node_fields, arrays),
+        return Response(parquet(folder, node_fields, arrays, labels, id_fields),
                         media_type="application/vnd.apache.parquet",
                         headers={"Content-Disposition":
                                  f"attachment; filename={job_id}.parquet"})
@@ -230,13 +321,13 @@ def render(st: AppState, record: dict[str, Any], format: Format, field: str | No
                            field="field")
         return FileResponse(folder / f"{name}.npy", media_type="application/octet-stream",
                             filename=f"{job_id}.{name}.npy")
-    return as_json(folder, manifest, record, summary_only, limit)
+    return as_json(folder, manifest, record, summary_only, limit, labels)
 
 
 def as_json(folder: Path, manifest: ResultManifest, record: dict[str, Any], summary_only: bool,
-            limit: int) -> dict[str, Any]:
-    """The JSON result: node values keyed by original node id, arrays as lists (413 past
-    ``limit`` nodes or matrix cells)."""
+            limit: int, labels: Labels | None = None) -> dict[str, Any]:
+    """The JSON result: node values keyed by original node id (or label), arrays as lists
+    (413 past ``limit`` nodes or matrix cells); ``labelled`` says which."""
     node_fields, arrays = manifest.node_values, manifest.arrays
     head = {
         "job_id": record["id"],
@@ -246,6 +337,7 @@ def as_json(folder: Path, manifest: ResultManifest, record: dict[str, Any], summ
         "device": record["device"],
         "graph_view": manifest.graph_view,
         "node_id_fields": manifest.node_id_fields,
+        "labelled": labels is not None,
         "summary": manifest.summary,
         "available": {"node_values": list(node_fields), "arrays": list(arrays)},
     }
@@ -254,10 +346,17 @@ def as_json(folder: Path, manifest: ResultManifest, record: dict[str, Any], summ
     if node_fields and manifest.n > limit:
         raise ApiError(413, "result_too_large", f"{manifest.n} nodes are too many for JSON; use "
                        "?fields=summary, ?format=csv or ?format=npy&field=...", field="format")
-    ids = load_npy(folder / "node_id.npy").tolist() if node_fields else []
+    ids = named(result_node_ids(folder), labels) if node_fields else []
+    keys = [_key(i) for i in ids]
+
+    def values(name: str) -> list[Any]:
+        array = load_npy(folder / f"{name}.npy")
+        if labels is not None and name in manifest.node_id_fields and array.ndim == 1:
+            return named(array, labels)
+        return json_array(folder / f"{name}.npy", limit)
+
     return {
         **head,
-        "node_values": {f: dict(zip(map(str, ids), load_npy(folder / f"{f}.npy").tolist(),
-                                    strict=True)) for f in node_fields},
-        "arrays": {a: json_array(folder / f"{a}.npy", limit) for a in arrays},
+        "node_values": {f: dict(zip(keys, values(f), strict=True)) for f in node_fields},
+        "arrays": {a: values(a) for a in arrays},
     }

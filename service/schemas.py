@@ -51,6 +51,8 @@ class GraphOut(BaseModel):
     in_degree_max: int | None = None
     sources: int | None = Field(None, description="Directed: nodes with no arc in.")
     sinks: int | None = Field(None, description="Directed: nodes with no arc out.")
+    labelled: bool = Field(False, description="Nodes named by labels (strings or numbers) "
+                                              "that jobs take and answer with.")
     degree_min: int
     degree_max: int
     degree_mean: float
@@ -202,6 +204,9 @@ class ResultOut(BaseModel):
     node_id_fields: list[str] = Field(
         default_factory=list, description="Fields of node_values or arrays whose values are "
                                           "node ids (original ids; -1 = none).")
+    labelled: bool = Field(False, description="The graph names nodes by labels: node_values "
+                           "are keyed by label and node_id_fields hold labels (null = none); "
+                           "?format=npy holds ids into GET /v1/graphs/{id}/labels.")
     summary: dict[str, Any]
     node_values: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per-node arrays: field -> {original node id: value}."

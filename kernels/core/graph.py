@@ -149,13 +149,14 @@ class Graph:
         return sum(int(a.nbytes) for a in self.arrays().values())
 
 
-def content_id(graph: Graph) -> str:
-    """Content address of a graph: same nodes, edges, weights and directedness give the same
+def content_id(graph: Graph, labels: dict[str, np.ndarray] | None = None) -> str:
+    """Content address of a graph: same nodes, edges, weights and directedness (and node
+    labels: the arrays of a :class:`graphgpu.kernels.core.labels.Labels` table) give the same
     id (a directed build of some edges never shares the id of their undirected build)."""
     digest = hashlib.blake2b(digest_size=16)
     if graph.directed:
         digest.update(b"directed")
-    for name, array in graph.arrays().items():
+    for name, array in {**graph.arrays(), **(labels or {})}.items():
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(array).view(np.uint8).data)
     return digest.hexdigest()

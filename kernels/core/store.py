@@ -12,6 +12,7 @@ import shutil
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,8 +20,11 @@ import numpy as np
 
 from graphgpu.kernels.core.errors import UnknownName
 from graphgpu.kernels.core.graph import Graph, NormalizationReport, content_id
+from graphgpu.kernels.core.labels import DATA_FILE, OFFSETS_FILE, Labels
 
 META_FILE = "meta.json"
+#: Label tables (and their lookup indexes, 8 bytes a label) a store object keeps in memory.
+LABEL_TABLES_KEPT = 4
 
 # np.load parses every .npy header with ast.literal_eval, and CPython's AST constructor keeps its
 # recursion depth per interpreter: two threads parsing at once (a garbage collection switching
@@ -83,6 +87,8 @@ class GraphStore:
         self.tmp_dir = Path(tmp_dir)
         self.graphs_dir.mkdir(parents=True, exist_ok=True)
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        self._labels: OrderedDict[str, Labels] = OrderedDict()
+        self._labels_lock = threading.Lock()
 
     def path(self, graph_id: str) -> Path:
         if not graph_id.isalnum():
@@ -99,8 +105,13 @@ class GraphStore:
         name: str | None,
         source: dict[str, Any],
         report: NormalizationReport,
+        labels: Labels | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Store a graph unless an identical one exists.
+
+        ``labels`` (a graph whose upload named its nodes by labels: original id ``i`` is
+        ``labels`` entry ``i``) is stored beside the arrays and part of the content address;
+        the metadata then says ``labelled: true``.
 
         Returns
         -------
@@ -109,20 +120,22 @@ class GraphStore:
         created : bool
             False when an identical graph was already stored.
         """
-        graph_id = content_id(graph)
+        tables = labels.arrays() if labels is not None else {}
+        graph_id = content_id(graph, tables)
         target = self.path(graph_id)
         if self.exists(graph_id):
             return self.meta(graph_id), False
         staging = self.tmp_dir / f"{graph_id}.{uuid.uuid4().hex}"
         staging.mkdir(parents=True)
         try:
-            for stem, array in graph.arrays().items():
+            for stem, array in {**graph.arrays(), **tables}.items():
                 np.save(staging / f"{stem}.npy", array)
             meta = {
                 "id": graph_id,
                 "name": name,
                 "created_at": time.time(),
                 **graph_metadata(graph),
+                "labelled": labels is not None,
                 "source": source,
                 "normalization": report.as_dict(),
             }
@@ -175,10 +188,33 @@ class GraphStore:
         """Original node ids of a stored graph (memory-mapped)."""
         return load_npy(self.path(graph_id) / "node_ids.npy")
 
+    def labels(self, graph_id: str) -> Labels | None:
+        """A stored graph's node labels (memory-mapped), or None for a graph without. The last
+        :data:`LABEL_TABLES_KEPT` tables read are kept (with their lookup index, once built):
+        a graph's content never changes under its id."""
+        with self._labels_lock:
+            if graph_id in self._labels:
+                self._labels.move_to_end(graph_id)
+                return self._labels[graph_id]
+        folder = self.path(graph_id)
+        if not (folder / f"{OFFSETS_FILE}.npy").is_file():
+            if not self.exists(graph_id):
+                raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+            return None
+        labels = Labels(load_npy(folder / f"{DATA_FILE}.npy"),
+                        load_npy(folder / f"{OFFSETS_FILE}.npy"))
+        with self._labels_lock:
+            self._labels[graph_id] = labels
+            while len(self._labels) > LABEL_TABLES_KEPT:
+                self._labels.popitem(last=False)
+        return labels
+
     def delete(self, graph_id: str) -> None:
         folder = self.path(graph_id)
         if not self.exists(graph_id):
             raise UnknownName(f"graph {graph_id!r} does not exist", field="graph_id")
+        with self._labels_lock:
+            self._labels.pop(graph_id, None)
         # Rename first so readers stop seeing it at once, then remove at leisure.
         trash = self.tmp_dir / f"deleted.{graph_id}.{uuid.uuid4().hex}"
         os.rename(folder, trash)

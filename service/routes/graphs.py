@@ -35,9 +35,12 @@ DOWNLOAD_RETRY_AFTER = 5
 
 _UPLOAD_DOC = """Upload a graph file as the raw request body or as a multipart field `file`.
 
-Formats: `edgelist` (SNAP style: whitespace/comma/tab separated `u v [w]`, `#`/`%` comments),
+Formats: `edgelist` (SNAP style: whitespace/comma/tab separated `u v [w]`, `#`/`%` comments;
+nodes named by labels such as `alice bob` when the first data line names one so),
 `metis`, `mtx` (Matrix Market coordinate), `cnp` (`n`, then `i: j k ...`), `json`
-(`{"edges": [[u, v], ...]}`), or `auto` (detected; never picks METIS). Any of them may be gzip'd.
+(`{"edges": [[u, v], ...]}`; nodes may be strings or numbers), or `auto` (detected; never picks
+METIS). Any of them may be gzip'd. A graph named by labels (`labelled: true`) takes labels as
+node parameters and answers with them; `GET /v1/graphs/{id}/labels` lists them by node id.
 
 The graph is normalised to an undirected simple graph (symmetrised, self-loops dropped, duplicate
 edges merged; the response counts each), or with `directed=true` to a directed one (arcs keep
@@ -96,15 +99,17 @@ def _parse_and_store(data: bytes, fmt: str, name: str | None, st: State,
                                 extra_nodes=parsed.extra_nodes, settings=st.settings,
                                 directed=directed)
     source = {"format": parsed.format, "compressed": parsed.compressed, "bytes": len(data)}
+    labels = parsed.labels
     del parsed  # its edge arrays: the graph holds what is kept
     check_stored_bytes(st.settings, "the graph", graph.nbytes(), len(data))
     _check_quota(st, tenant, graph)
-    meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
+    meta, _ = st.graphs.put(graph, name=name, source=source, report=report, labels=labels)
     # The last other owner's delete may remove the files between the put and the claim: claim
     # under the graph's lock, and store again if they went.
     with st.owners.lock(meta["id"]):
         if not st.graphs.exists(meta["id"]):
-            meta, _ = st.graphs.put(graph, name=name, source=source, report=report)
+            meta, _ = st.graphs.put(graph, name=name, source=source, report=report,
+                                    labels=labels)
         return meta, st.owners.grant(meta["id"], tenant, name)
 
 
@@ -294,3 +299,19 @@ def get_edges(graph_id: str, request: Request) -> Response:
                        headers={"Retry-After": str(DOWNLOAD_RETRY_AFTER)})
     return _HeldStream(edges_npz(graph), slots.release, media_type="application/octet-stream",
                        headers={"Content-Disposition": f"attachment; filename={graph_id}.npz"})
+
+
+@router.get("/{graph_id}/labels", operation_id="graphs-labels", summary="A graph's node labels",
+            responses={200: {"content": {"application/json": {}},
+                             "description": "JSON array: the label of node id i at index i."},
+                       **_ERRORS},
+            response_class=Response)
+def get_labels(graph_id: str, request: Request) -> Response:
+    """The node labels of a graph uploaded with labels (an edge list or JSON naming nodes by
+    strings or numbers): a JSON array, entry ``i`` the label of node id ``i`` (the ids that
+    ``?format=npy`` results hold). 404 ``no_labels`` for a graph whose ids are its names."""
+    labels = state(request).graphs.labels(graph_id)
+    if labels is None:
+        raise ApiError(404, "no_labels", f"graph {graph_id} has no labels: its node ids are "
+                       "the names its upload gave", field="graph_id")
+    return StreamingResponse(labels.json_chunks(), media_type="application/json")

@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from graphgpu.kernels.core import protocol
 from graphgpu.service import results
-from graphgpu.service.admission import Admission, algorithm_and_params
+from graphgpu.service.admission import Admission, algorithm_and_params, graph_labels
 from graphgpu.service.deps import AppState, State, Who
 from graphgpu.service.errors import NotFound, check_id
 from graphgpu.service.limits import job_slots
@@ -40,6 +40,7 @@ def job_out(record: dict[str, Any], st: AppState | None = None) -> dict[str, Any
     """The public view of a job record; with ``st``, a succeeded generator job's
     ``graph_id`` is the new graph's (granted to the job's tenant)."""
     out = {key: record.get(key) for key in JobOut.model_fields}
+    out["params"] = record.get("label_params") or out["params"]  # a labelled graph's: labels
     out["timings"] = record.get("timings") or {}
     if record["status"] == "succeeded":
         out["result_url"] = f"/v1/jobs/{record['id']}/result"
@@ -64,7 +65,8 @@ def submit_job(
 
     The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
     """
-    algorithm, params = algorithm_and_params(body.algorithm, body.params, st.settings)
+    labels = graph_labels(st, body.graph_id, None if who.admin else who.tenant)
+    algorithm, params = algorithm_and_params(body.algorithm, body.params, st.settings, labels)
     check_id(body.graph_id, "graph", "graph_id")
     if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
@@ -77,6 +79,9 @@ def submit_job(
             params=params.model_dump(mode="json"), backend=body.backend,
             idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
             extra={**({"estimate": estimate} if estimate else {}),
+                   **({"labelled": True, "label_params": {  # params as given: labels
+                       **params.model_dump(mode="json"), **body.params}}
+                      if labels is not None else {}),
                    **job_slots(algorithm, params, st.settings)} or None,
             memory=memory,
         )

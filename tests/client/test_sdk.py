@@ -66,10 +66,13 @@ def test_upload_networkx_keeps_isolated_nodes_and_weights(client):
     assert graph.created and graph.name == "nx"
     assert client.upload_networkx(nxg).created is False
 
-    # Other labels are numbered in node order and kept on the returned graph.
-    assert client.upload_networkx(nx.Graph([("a", "b")])).labels == ("a", "b")
-    assert client.upload_networkx(nx.Graph([(-1, 2)])).labels == (-1, 2)
-    assert graph.labels is None
+    # Strings and numbers are labels the service keeps; other labels are numbered in node
+    # order and kept on the returned graph.
+    for G in (nx.Graph([("a", "b")]), nx.Graph([(-1, 2)])):  # noqa: N806
+        labelled = client.upload_networkx(G)
+        assert labelled.labelled and labelled.labels is None
+    assert client.upload_networkx(nx.Graph([((0, 1), (1, 0))])).labels == ((0, 1), (1, 0))
+    assert graph.labels is None and not graph.labelled
 
 
 def test_upload_edges_from_numpy(client):

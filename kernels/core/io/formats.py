@@ -17,11 +17,11 @@ Formats (any of them may be gzip'd; gzip is recognised by its magic bytes, not b
 
 Parse errors are :class:`InvalidInput` with the 1-based ``line`` of the (decompressed) text and a
 message that quotes the offending token; codes: ``bad_node_id``, ``bad_number``, ``bad_weight``,
-``bad_columns``,
-``bad_header``, ``bad_gzip``, ``bad_json``, ``unsupported_mtx``. Limits raise
+``bad_columns``, ``bad_header``, ``bad_gzip``, ``bad_json``, ``unsupported_mtx``. Limits raise
 :class:`LimitExceeded` (``node_id_too_large``, ``too_many_nodes``, ``decompressed_too_large``,
 ``upload_too_large``, ``graph_too_sparse``). Text is scanned by the Numba kernels in
-:mod:`graphgpu.kernels.core.io.textscan`.
+:mod:`graphgpu.kernels.core.io.textscan` (node labels, as in ``alice bob`` on the first data line
+of an edge list: :mod:`graphgpu.kernels.core.io.labelscan`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
+from graphgpu.kernels.core.io import labelscan
 from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.io.budget import (
     BYTES_PER_JSON_BYTE,
@@ -54,7 +56,7 @@ _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth 
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
 
-# What every format parser returns: src, dst, weights or None, extra_nodes or None.
+# What every format parser returns: src, dst, weights or None, extra_nodes or None (+ Labels).
 _Edges = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
@@ -69,6 +71,7 @@ class ParsedGraph:
     extra_nodes: np.ndarray | None
     format: str
     compressed: bool
+    labels: node_labels.Labels | None = None  # src, dst, extra_nodes are then label ids
 
 
 def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = None) -> ParsedGraph:
@@ -119,14 +122,14 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
     if text[:3] == b"\xef\xbb\xbf":
         text = text[3:]  # a UTF-8 byte-order mark (Windows editors): not part of the first line
     try:
-        src, dst, weights, extra = _PARSERS[resolved](text, settings)
+        src, dst, weights, extra, *table = _PARSERS[resolved](text, settings)
     except InvalidInput as exc:
         if fmt != "auto" or resolved != "edgelist" or exc.code != "bad_columns":
             raise
         hint = " (METIS files are not auto-detected: pass format 'metis')"
         raise InvalidInput(exc.message + hint, line=exc.line, field=exc.field,
                            code=exc.code) from None
-    return ParsedGraph(src, dst, weights, extra, resolved, compressed)
+    return ParsedGraph(src, dst, weights, extra, resolved, compressed, *table)
 
 
 def _rows_estimate(text: bytes, fmt: str) -> int:
@@ -171,12 +174,6 @@ def detect_format(text_head: bytes) -> str:
     return "edgelist"
 
 
-# --- helpers ----------------------------------------------------------------------------------
-
-def _cpu_count() -> int:
-    return len(os.sched_getaffinity(0))
-
-
 # --- edge list --------------------------------------------------------------------------------
 
 def _edge_error(text: bytes, err: int, line: int, pos: int, ncols: int, max_id: int) -> Exception:
@@ -209,6 +206,8 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     max_id = int(settings.max_node_id)
     err, ncols, line, pos, _ = ts.scan_edges(arr, 0, arr.size, 1, 0, max_id,
                                             _EMPTY_I, _EMPTY_I, _EMPTY_F)
+    if err == ts.E_TOKEN and ts.token_at(text, pos):  # a label in the first data line
+        return labelscan.parse_edgelist(text, settings)
     if err:
         raise _edge_error(text, err, line, pos, 0, max_id)
     if ncols == 0:  # comments only: build_graph reports the empty graph
@@ -216,7 +215,7 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     # Threads scan whole-line chunks into one output: chunk k writes from the number of line
     # breaks before it, so chunks never collide (every line of a chunk but the last ends with a
     # break); the gaps that comment and blank lines leave are closed afterwards.
-    threads = max(1, min(_cpu_count(), 8, (arr.size - pos) // _MIN_CHUNK))
+    threads = max(1, min(len(os.sched_getaffinity(0)), 8, (arr.size - pos) // _MIN_CHUNK))
     bounds = [pos]
     for k in range(1, threads):
         nl = text.find(b"\n", pos + (arr.size - pos) * k // threads)
@@ -418,7 +417,12 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
     if not widths <= {2, 3} or len(widths) > 1:
         raise InvalidInput("every edge row must be [u, v] or every row [u, v, w]",
                            field="edges", code="bad_columns")
-    src, dst = _json_ids([r[0] for r in rows], "edges"), _json_ids([r[1] for r in rows], "edges")
+    ends = [r[0] for r in rows] + [r[1] for r in rows] + (nodes if isinstance(nodes, list) else [])
+    try:
+        ids, table = _json_ids(ends, "edges"), None
+    except InvalidInput:  # nodes named by labels (strings, numbers)
+        ids, table = node_labels.encode(ends, "edges")
+    src, dst, extra = ids[:(m := len(rows))], ids[m:2 * m], None if nodes is None else ids[2 * m:]
     weights = None
     if widths == {3}:
         ws = [r[2] for r in rows]
@@ -430,12 +434,11 @@ def _parse_json(text: bytes, settings: Settings) -> _Edges:
                                code="bad_weight")
     if nodes is not None and not isinstance(nodes, list):
         raise InvalidInput("'nodes' must be a list of node ids", field="nodes")
-    extra = None if nodes is None else _json_ids(nodes, "nodes")
     for ids, name in ((src, "edges"), (dst, "edges"), (extra, "nodes")):
         if ids is not None and ids.size and ids.max() > settings.max_node_id:
             raise LimitExceeded(f"node id {int(ids.max())} exceeds the limit "
                                 f"{settings.max_node_id}", field=name, code="node_id_too_large")
-    return src, dst, weights, extra
+    return (src, dst, weights, extra) if table is None else (src, dst, weights, extra, table)
 
 
 def _json_ids(values: list, field: str) -> np.ndarray:

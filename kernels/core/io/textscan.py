@@ -132,6 +132,10 @@ def _parse_number(buf, i, end):
     return i, ST_INT, ival, value
 
 
+#: The number parser, for the labelled edge-list scanner (graphgpu.kernels.core.labels).
+parse_number = _parse_number
+
+
 # Bytes that may end a token in an edge list: blank, CR, LF, comma (and 256: never read).
 _DELIM = np.zeros(256, np.bool_)
 _DELIM[[32, 9, 13, 10, 44]] = True

@@ -79,7 +79,7 @@ def test_edgelist_large_ids_and_int64_edge():
     ("0 1\n1 12a\n", 2, "12a"),
     ("0 1\n# c\n1.5 2\n", 3, "1.5"),
     ("0 1\n\n\n-3 4\n", 4, "-3"),
-    ("abc def\n", 1, "abc"),
+    ("0 1\nabc def\n", 2, "abc"),  # (a label in the first data line: labels, test_labels)
     ("0 1\r\n2 x\r\n", 2, "x"),
 ])
 def test_edgelist_bad_node_id_names_token_and_line(text, line, token):
@@ -141,7 +141,7 @@ def test_comments_only_reaches_build_graph_as_empty():
 
 def test_threaded_chunks_match_and_number_lines(monkeypatch):
     monkeypatch.setattr(formats, "_MIN_CHUNK", 64)
-    monkeypatch.setattr(formats, "_cpu_count", lambda: 5)
+    monkeypatch.setattr(formats.os, "sched_getaffinity", lambda pid: range(5))
     rng = np.random.default_rng(1)
     e = rng.integers(0, 10**9, size=(4000, 2))
     lines = [f"{u}\t{v}" for u, v in e]
@@ -320,9 +320,9 @@ def test_json_forms():
 
 
 @pytest.mark.parametrize(("text", "field", "code"), [
-    ('{"edges": [[0, 1.5]]}', "edges", "bad_node_id"),
-    ('{"edges": [[0, "a"]]}', "edges", "bad_node_id"),
-    ('{"edges": [[0, -1]]}', "edges", "bad_node_id"),
+    ('{"edges": [[0, true]]}', "edges", "bad_node_id"),  # (strings, numbers: labels)
+    ('{"edges": [[0, null]]}', "edges", "bad_node_id"),
+    ('{"edges": [[0, [1]]]}', "edges", "bad_node_id"),
     ('{"edges": [[0, 1], [1, 2, 3]]}', "edges", "bad_columns"),
     ('{"edges": [[0, 1, NaN]]}', "weights", "bad_weight"),
     ('{"edges": 5}', "edges", "invalid_input"),

@@ -1,0 +1,382 @@
+"""The labelled edge-list scanner: ``alice bob [weight]`` lines into label ids and the
+:class:`~graphgpu.kernels.core.labels.Labels` table, with no per-token Python object.
+
+Phase one (:func:`_scan_labelled`, threads over whole-line chunks as the integer scanner runs)
+finds each token and hashes its bytes (FNV-1a, 64 bits); phase two (:func:`_intern`) groups
+equal hashes by one SIMD sort of (hash prefix, token index) keys and numbers them in order of
+first appearance (a hash table cost one random probe a token, twice the time); phase three
+(:func:`_verify`, parallel) compares every token's bytes with its label's. Two labels that
+share a 64-bit hash (never met by chance below billions of labels, but a file can be made so)
+send the file through an exact, slower path instead (:func:`_intern_exactly`).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numba import njit, prange
+
+from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
+from graphgpu.kernels.core.io import textscan as ts
+from graphgpu.kernels.core.labels import FNV_OFFSET, FNV_PRIME, Labels
+from graphgpu.kernels.core.settings import Settings
+
+_MIN_CHUNK = 4 << 20  # text a thread scans at least
+
+def parse_edgelist(text: bytes, settings: Settings
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, None, Labels]:
+    """Parse an edge list whose node columns are labels (``alice bob [weight]`` lines; the
+    same separators, comments and blank lines as an integer edge list).
+
+    Returns
+    -------
+    src, dst : ndarray of int64
+        Ids of the endpoints (labels numbered in order of first appearance).
+    weights : ndarray of float64 or None
+    extra_nodes : None
+    labels : Labels
+        Every label is a string (``12`` in such a file is the label ``"12"``).
+
+    Raises
+    ------
+    InvalidInput
+        Column counts, an empty field, a bad weight, labels that are not UTF-8.
+    LimitExceeded
+        More labels than ``max_nodes``.
+    """
+    arr = ts.as_array(text)
+    rows = ts.count_newlines(arr, 0, arr.size) + 1
+    src, dst, w = np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, np.float64)
+    hashes = np.empty(2 * rows, np.uint64)
+    got, ncols = _scan_chunks(text, arr, src, dst, w, hashes)
+    reps = _intern(src, dst, hashes, got)
+    if not _verify(arr, src, dst, hashes[:2 * got].view(np.int64), reps):
+        reps = _intern_exactly(text, src, dst, got)
+    del hashes
+    starts = reps >> _LEN_BITS
+    ends = starts + (reps & MAX_LABEL_BYTES)
+    if starts.size > settings.max_nodes:
+        raise LimitExceeded(f"{starts.size} nodes exceed the limit {settings.max_nodes}",
+                            code="too_many_nodes")
+    data, offsets = _json_texts(arr, starts, ends)
+    if not (data < 128).all():
+        try:
+            str(data, "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"node labels must be UTF-8 text ({exc.reason} in a label)",
+                               field="edges", code="bad_node_id") from None
+    return src[:got], dst[:got], (w[:got] if ncols == 3 else None), None, Labels(data, offsets)
+
+
+def _scan_chunks(text: bytes, arr: np.ndarray, src: np.ndarray, dst: np.ndarray, w: np.ndarray,
+                 hashes: np.ndarray) -> tuple[int, int]:
+    """Phase one in threads over whole-line chunks (as the integer scanner splits them): chunk
+    ``k`` writes from row ``offs[k]``, its line breaks before it, and the rows move down over
+    the gaps that comment and blank lines leave. Returns the rows and the column count."""
+    threads = max(1, min(len(os.sched_getaffinity(0)), 8, arr.size // _MIN_CHUNK))
+    bounds = [0]
+    for k in range(1, threads):
+        nl = text.find(b"\n", arr.size * k // threads)
+        if nl < 0 or nl + 1 >= arr.size:
+            break
+        bounds.append(max(bounds[-1], nl + 1))
+    bounds.append(arr.size)
+    spans = list(zip(bounds[:-1], bounds[1:], strict=True))
+    offs = np.cumsum([0] + [ts.count_newlines(arr, lo, hi) for lo, hi in spans]).tolist()
+
+    def work(k: int, ncols: int = 0) -> tuple[int, int, int, int, int]:
+        a, b = offs[k], offs[k + 1] + (k == len(spans) - 1)
+        return _scan_labelled(arr, *spans[k], 1 + offs[k], ncols, src[a:b], dst[a:b], w[a:b],
+                              hashes[2 * a:2 * b])
+
+    with ThreadPoolExecutor(len(spans)) as pool:
+        results = list(pool.map(work, range(len(spans))))
+    ncols = next((r[2] for r in results if r[2]), 0)
+    rows = 0
+    for k, result in enumerate(results):
+        if result[2] not in (0, ncols):  # its first data line has other columns than the file's
+            result = work(k, ncols)
+        err, got, _, line, pos = result
+        if err:
+            raise _error(text, err, line, pos, ncols)
+        if offs[k] != rows:  # overlapping move down; NumPy buffers overlapping copies
+            for column in (src, dst, w):
+                column[rows:rows + got] = column[offs[k]:offs[k] + got]
+            hashes[2 * rows:2 * (rows + got)] = hashes[2 * offs[k]:2 * (offs[k] + got)]
+        rows += got
+    return rows, ncols
+
+
+def _intern_exactly(text: bytes, src: np.ndarray, dst: np.ndarray, rows: int) -> np.ndarray:
+    """:func:`_intern` and :func:`_verify` by a dict of the labels' bytes, for the text whose
+    labels share a 64-bit hash (never met by chance below billions of labels, but a file can
+    be made so)."""
+    index: dict[bytes, int] = {}
+    reps: list[int] = []
+    for r in range(rows):  # ids in order of first appearance, as _intern numbers them
+        for column in (src, dst):
+            packed = int(column[r])
+            lo = packed >> _LEN_BITS
+            k = index.setdefault(bytes(text[lo:lo + (packed & MAX_LABEL_BYTES)]), len(index))
+            if k == len(reps):
+                reps.append(packed)
+            column[r] = k
+    return np.array(reps, dtype=np.int64)
+
+
+def _error(text: bytes, err: int, line: int, pos: int, ncols: int) -> InvalidInput:
+    tok = ts.token_at(text, pos)
+    if err == E_LONG:
+        return InvalidInput(f"line {line}: a node label longer than {MAX_LABEL_BYTES} bytes",
+                            line=line, field="edges", code="bad_node_id")
+    if err == ts.E_TOKEN:
+        return InvalidInput(f"line {line}: empty field (stray comma?)", line=line,
+                            field="edges", code="bad_node_id")
+    if err in (ts.E_WEIGHT, ts.E_NONFINITE):
+        return InvalidInput(f"line {line}: weight '{tok}' is not a finite number", line=line,
+                            field="weights", code="bad_weight")
+    k = len(ts.line_fields(text, pos))
+    expected = f"the first data line has {ncols}" if err == ts.E_NCOLS else (
+        "expected 'u v' or 'u v weight'")
+    return InvalidInput(f"line {line} has {k} column(s); {expected}", line=line, field="edges",
+                        code="bad_columns")
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _blank(c):
+    return c == 32 or c == 9 or c == 13
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _at(buf, i):
+    return np.int64(buf[i]) if i < buf.shape[0] else 10  # EOF reads as the end of a line
+
+
+@njit(cache=True, nogil=True)
+def _sep(buf, i):
+    """Skip blanks and at most one comma: ``(i, ok)``; not ok for a comma before an empty
+    field."""
+    while _blank(_at(buf, i)):
+        i += 1
+    if _at(buf, i) != 44:
+        return i, True
+    i += 1
+    while _blank(_at(buf, i)):
+        i += 1
+    c = _at(buf, i)
+    return i, c != 10 and c != 44
+
+
+#: A label's byte span is packed as ``start << _LEN_BITS | length`` while scanning.
+_LEN_BITS = 20
+MAX_LABEL_BYTES = (1 << _LEN_BITS) - 1
+E_LONG = 100  # a label over MAX_LABEL_BYTES (beside textscan's error codes)
+
+
+@njit(cache=True, nogil=True)
+def _scan_labelled(buf, i, end, line, ncols, src, dst, w, hs):
+    """Phase one: scan the ``label label [weight]`` lines of ``buf[i:end]`` (from file line
+    ``line``; ``ncols`` columns, 0: as the first data line has); each label's packed span goes
+    into ``src``/``dst`` and its FNV-1a hash into ``hs`` (two a row), the weight into ``w``.
+
+    Returns ``(err, rows, ncols, line, pos)``: on an error, its line and the offending byte.
+    """
+    row = 0
+    while i < end:
+        while i < end and _blank(buf[i]):
+            i += 1
+        c = _at(buf, i)
+        if c == 10 or c == 35 or c == 37:  # blank line, '#' or '%' comment
+            while i < end and buf[i] != 10:
+                i += 1
+            line += 1
+            i += 1
+            continue
+        start, tok = i, 0
+        x = 0.0
+        while True:
+            c = _at(buf, i)
+            if c == 10:
+                break
+            t0 = i
+            if tok == 2:  # the weight
+                i, st, _, x = ts.parse_number(buf, i, end)
+                c = _at(buf, i)
+                if st == ts.ST_INVALID or st == ts.ST_NONFINITE or not (
+                        _blank(c) or c == 44 or c == 10):
+                    return ts.E_WEIGHT, row, ncols, line, t0
+            elif tok < 2:
+                h = FNV_OFFSET
+                while not (_blank(c) or c == 44 or c == 10):
+                    h = (h ^ np.uint64(c)) * FNV_PRIME
+                    i += 1
+                    c = _at(buf, i)
+                if i == t0:
+                    return ts.E_TOKEN, row, ncols, line, t0
+                if i - t0 > MAX_LABEL_BYTES:
+                    return E_LONG, row, ncols, line, t0
+                packed = (np.int64(t0) << _LEN_BITS) | (i - t0)
+                if tok == 0:
+                    src[row] = packed
+                else:
+                    dst[row] = packed
+                hs[2 * row + tok] = h
+            else:
+                return ts.E_COLS, row, ncols, line, start
+            tok += 1
+            i, ok = _sep(buf, i)
+            if not ok:
+                return ts.E_TOKEN, row, ncols, line, i
+        if tok < 2:
+            return ts.E_COLS, row, ncols, line, start
+        if ncols == 0:
+            ncols = tok
+        elif tok != ncols:
+            return ts.E_NCOLS, row, ncols, line, start
+        w[row] = x
+        row += 1
+        line += 1
+        i += 1
+    return 0, row, ncols, line, i
+
+
+def _intern(src: np.ndarray, dst: np.ndarray, hs: np.ndarray, rows: int) -> np.ndarray:
+    """Phase two: number the hashes ``hs`` in order of first appearance, writing each token's
+    label id over its hash (``hs`` viewed as int64); returns each label's packed span (from
+    ``src``/``dst``). Equal hashes are taken as equal labels here (:func:`_verify` checks).
+
+    The tokens are grouped by one vectorised sort of keys (hash prefix, token index), which
+    NumPy sorts with SIMD: no random probe of a hash table per token."""
+    tokens = 2 * rows
+    tbits = max(1, (tokens - 1).bit_length())
+    keys = hs[:tokens] >> np.uint64(tbits) << np.uint64(tbits)
+    keys |= np.arange(tokens, dtype=np.uint64)
+    keys.sort()
+    return _number(keys, tbits, src, dst, hs[:tokens])
+
+
+@njit(cache=True, nogil=True)
+def _number(keys, tbits, src, dst, hs):
+    """Labels from the sorted keys: a run of one hash prefix is one label when its tokens'
+    full hashes agree (else one label per full hash), numbered by first appearance."""
+    tokens = hs.shape[0]
+    tmask = np.uint64((1 << tbits) - 1)
+    label_of = np.empty(tokens, np.int64)
+    head = np.empty(tokens, np.int64)  # the first token of each label
+    n, i = 0, 0
+    while i < tokens:
+        prefix = keys[i] >> np.uint64(tbits)
+        j = i + 1
+        while j < tokens and keys[j] >> np.uint64(tbits) == prefix:
+            j += 1
+        first = np.int64(keys[i] & tmask)
+        same = True
+        for q in range(i + 1, j):
+            if hs[np.int64(keys[q] & tmask)] != hs[first]:
+                same = False
+                break
+        base = n
+        for q in range(i, j):  # tokens in order of appearance within the run
+            t = np.int64(keys[q] & tmask)
+            k = base if same and q > i else -1
+            if not same:
+                for c in range(base, n):
+                    if hs[head[c]] == hs[t]:
+                        k = c
+                        break
+            if k < 0:
+                head[n] = t
+                k = n
+                n += 1
+            label_of[t] = k
+        i = j
+    is_head = np.zeros(tokens, np.bool_)
+    for c in range(n):
+        is_head[head[c]] = True
+    rank = head  # (reused) labels renumbered in order of their first token
+    reps = np.empty(n, np.int64)
+    r = 0
+    for t in range(tokens):
+        if is_head[t]:
+            rank[label_of[t]] = r
+            reps[r] = src[t // 2] if t % 2 == 0 else dst[t // 2]
+            r += 1
+    ids = hs.view(np.int64)
+    for t in range(tokens):
+        ids[t] = rank[label_of[t]]
+    return reps
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _verify(buf, src, dst, ids, reps):
+    """Whether every token's bytes equal those of the label its hash gave it (False: two
+    labels share a 64-bit hash); then ``src``/``dst`` receive the ids. Tokens in parallel."""
+    bad = 0
+    for t in prange(ids.shape[0]):
+        packed = src[t // 2] if t % 2 == 0 else dst[t // 2]
+        other = reps[ids[t]]
+        size = packed & MAX_LABEL_BYTES
+        lo, o = packed >> _LEN_BITS, other >> _LEN_BITS
+        if other & MAX_LABEL_BYTES != size:
+            bad += 1
+        elif lo != o:
+            for j in range(size):
+                if buf[o + j] != buf[lo + j]:
+                    bad += 1
+                    break
+    if bad:
+        return False
+    for r in prange(ids.shape[0] // 2):
+        src[r], dst[r] = ids[2 * r], ids[2 * r + 1]
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _escape(c):
+    """Bytes of the JSON escape of byte ``c`` (0: none), as ``json.dumps`` writes them."""
+    if c == 34 or c == 92:
+        return 2
+    if c == 8 or c == 12:
+        return 2
+    return 6 if c < 32 else 0
+
+
+@njit(cache=True, nogil=True)
+def _json_texts(buf, starts, ends):
+    """The table of string labels ``buf[starts[i]:ends[i]]``: JSON strings (escaped as
+    ``json.dumps(..., ensure_ascii=False)`` does), each followed by a comma."""
+    n = starts.shape[0]
+    offsets = np.zeros(n + 1, np.int64)
+    for k in range(n):
+        size = 3
+        for j in range(starts[k], ends[k]):
+            e = _escape(buf[j])
+            size += e if e else 1
+        offsets[k + 1] = offsets[k] + size
+    hexdigits = np.frombuffer(b"0123456789abcdef", np.uint8)
+    out = np.empty(offsets[n], np.uint8)
+    p = 0
+    for k in range(n):
+        out[p] = 34
+        p += 1
+        for j in range(starts[k], ends[k]):
+            c = buf[j]
+            e = _escape(c)
+            if e == 0:
+                out[p] = c
+                p += 1
+            elif e == 2:
+                out[p] = 92
+                out[p + 1] = c if c >= 32 else (98 if c == 8 else 102)  # \b, \f
+                p += 2
+            else:
+                out[p:p + 4] = np.frombuffer(b"\\u00", np.uint8)
+                out[p + 4] = hexdigits[c >> 4]
+                out[p + 5] = hexdigits[c & 15]
+                p += 6
+        out[p] = 34
+        out[p + 1] = 44
+        p += 2
+    return out, offsets
