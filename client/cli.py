@@ -116,11 +116,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_upload(client: Client, args: argparse.Namespace) -> int:
     """``graphgpu upload FILE``: print the stored graph's metadata.
 
-    Integer edge lists, the other formats and any ``--format`` go to the service as they are
-    (its parser, its line numbers in errors); with ``auto``, an edge list with a
-    header, a weight column by name or labelled nodes is read here (:mod:`.edgetable`): labels
-    become ids ``0..n-1`` and their mapping is written to ``--labels-out`` (default
-    ``FILE.labels.csv``), which the printed JSON names as ``labels_file``.
+    Edge lists (integer or labelled nodes), the other formats and any ``--format`` go to the
+    service as they are (its parser, its line numbers in errors); with ``auto``, an edge list
+    with a header or a weight column by name is read here (:mod:`.edgetable`) and sent as
+    arrays, or as JSON edges when it names nodes by labels (the service keeps the labels).
     """
     source = sys.stdin.buffer if args.file == "-" else args.file
     if args.format != "auto" or (args.file != "-" and not edgetable.needs_client(
@@ -134,15 +133,13 @@ def cmd_upload(client: Client, args: argparse.Namespace) -> int:
                                   directed=args.directed).to_dict())
         return 0
     table = edgetable.parse_table(data, args.header, args.weight_column)
-    graph = client.upload_edges(table.src, table.dst, table.weights, name=args.name,
-                                directed=args.directed)
-    out = graph.to_dict()
-    if table.labels is not None:
-        path = Path(args.labels_out or f"{'stdin' if args.file == '-' else args.file}.labels.csv")
-        edgetable.write_labels(table.labels, path)
-        out["labels_file"] = str(path)
-        print(f"node labels -> ids: {path} (use the ids as node parameters)", file=sys.stderr)
-    _print_json(out)
+    if table.labels is None:
+        graph = client.upload_edges(table.src, table.dst, table.weights, name=args.name,
+                                    directed=args.directed)
+    else:
+        graph = client.upload(edgetable.labelled_json(table), format="json", name=args.name,
+                              directed=args.directed)
+    _print_json(graph.to_dict())
     return 0
 
 
@@ -363,9 +360,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-column", metavar="NAME",
                    help="weights from this column of the header (default: 'weight' or the "
                         "third column)")
-    p.add_argument("--labels-out", metavar="FILE",
-                   help="where to write the id,label mapping of named nodes "
-                        "(default: FILE.labels.csv)")
 
     p = command("generate", cmd_generate, "generate a graph, e.g. rmat -p scale=16 -p seed=1")
     p.add_argument("generator")

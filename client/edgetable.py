@@ -1,17 +1,17 @@
 """Edge tables the service's parser does not take, read on the client for ``graphgpu upload``.
 
-The service parses integer edge lists itself (``u v [w]``, any of space, tab or one comma
-between fields). A CSV/TSV with a header row (``source,target,weight``), weights picked by
-column name, or nodes named by strings (``alice bob``) are read here instead: the columns are
-split with NumPy, labels are mapped to integer ids ``0..n-1`` (in order of first appearance),
-and the edges are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`).
+The service parses edge lists itself (``u v [w]``, any of space, tab or one comma between
+fields; nodes named by integers, or by labels such as ``alice bob``, which it keeps). A CSV/TSV
+with a header row (``source,target,weight``) or weights picked by column name are read here
+instead: integer nodes are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`),
+labelled ones as JSON edges (:func:`labelled_json`), so the service keeps the labels.
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
-import io
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -27,20 +27,20 @@ HEAD_BYTES = 1 << 16
 
 @dataclass(frozen=True)
 class EdgeTable:
-    """Edges read on the client: integer id columns and, for labelled nodes, the labels.
+    """Edges read on the client: integer id columns, or for labelled nodes the labels.
 
     Attributes
     ----------
-    src, dst : numpy.ndarray
-        int64 node ids.
+    src, dst : numpy.ndarray or None
+        int64 node ids (None when the nodes are labels).
     weights : numpy.ndarray or None
         float64 weights, or None for an unweighted graph.
     labels : numpy.ndarray or None
-        ``labels[i]`` is the name of node ``i`` when the file names nodes by strings.
+        ``(m, 2)`` strings, the two ends of each edge, when the file names nodes by labels.
     """
 
-    src: np.ndarray
-    dst: np.ndarray
+    src: np.ndarray | None
+    dst: np.ndarray | None
     weights: np.ndarray | None
     labels: np.ndarray | None
 
@@ -109,17 +109,14 @@ def needs_client(head: bytes, header: bool | None, weight_column: str | None) ->
     Returns
     -------
     bool
-        True for a header row, a weight column by name, or nodes that are not integers.
+        True for a header row or a weight column by name (labelled nodes the service reads).
     """
     if header or weight_column is not None:
         return True
     text = head.decode("utf-8", "replace")
     if len(head) >= HEAD_BYTES:
         text = text[:text.rfind("\n") + 1]  # the last line may be cut short
-    rows = _rows(text, sniff_delimiter(text))
-    if header is None and has_header(rows):
-        return True
-    return any(not f.lstrip("+").isdigit() for row in rows for f in row[:2])
+    return header is None and has_header(_rows(text, sniff_delimiter(text)))
 
 
 def parse_table(data: bytes, header: bool | None = None,
@@ -176,20 +173,13 @@ def parse_table(data: bytes, header: bool | None = None,
         return EdgeTable(ids[:, 0], ids[:, 1], weights, None)
     except ValueError:
         pass
-    # Labels in order of first appearance, so the ids follow the file.
-    flat = table.astype(str).ravel()
-    uniques, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    ids = rank[inverse].reshape(-1, 2).astype(np.int64)
-    return EdgeTable(ids[:, 0], ids[:, 1], weights, uniques[order])
+    return EdgeTable(None, None, weights, table.astype(str))
 
 
-def write_labels(labels: np.ndarray, path: Path) -> None:
-    """``id,label`` rows (with that header) for labels mapped to ids."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(("id", "label"))
-    writer.writerows(enumerate(labels.tolist()))
-    path.write_text(buffer.getvalue())
+def labelled_json(table: EdgeTable) -> bytes:
+    """A JSON upload body of a labelled table's edges (``[u, v]`` or ``[u, v, w]`` rows of
+    labels), which the service stores with its labels."""
+    rows = table.labels.tolist()
+    if table.weights is not None:
+        rows = [[u, v, w] for (u, v), w in zip(rows, table.weights.tolist(), strict=True)]
+    return json.dumps({"edges": rows}, separators=(",", ":")).encode()

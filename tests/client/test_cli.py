@@ -202,16 +202,24 @@ def test_upload_csv_with_header_weight_column_and_directed(gg, tmp_path):
     assert code == 1 and "no weight column 'nope'" in err
 
 
-def test_upload_labelled_tsv_writes_the_label_mapping(gg, tmp_path):
+def test_upload_labelled_edges_keeps_the_labels(gg, tmp_path):
     tag = uuid.uuid4().hex[:8]
     path = tmp_path / "people.tsv"
     path.write_text(f"alice\tbob-{tag}\nbob-{tag}\tcarol\ncarol\tdave\n")
     code, out, err = gg("upload", str(path), "--name", f"people-{tag}")
     graph = json.loads(out)
-    assert code == 0 and (graph["n"], graph["m"]) == (4, 3)
-    labels = (tmp_path / "people.tsv.labels.csv").read_text().splitlines()
-    assert graph["labels_file"] == str(tmp_path / "people.tsv.labels.csv") and "labels" in err
-    assert labels == ["id,label", "0,alice", f"1,bob-{tag}", "2,carol", "3,dave"]
+    assert code == 0 and (graph["n"], graph["m"], graph["labelled"]) == (4, 3, True), err
+    code, out, err = gg("run", "bfs", "--graph", f"people-{tag}", "-p", "source=alice", "--wait")
+    assert code == 0 and json.loads(out)["summary"]["reached"] == 4, err
+    # A header and a weight column are read by the client; the labels still reach the service.
+    path = tmp_path / "people.csv"
+    path.write_text(f"source,target,weight\nalice,bob-{tag},2\nbob-{tag},carol,3\n")
+    code, out, err = gg("upload", str(path), "--name", f"weighted-people-{tag}")
+    graph = json.loads(out)
+    assert code == 0 and (graph["n"], graph["weighted"], graph["labelled"]) == (3, True, True)
+    code, out, err = gg("run", "sssp", "--graph", f"weighted-people-{tag}", "-p", "source=alice",
+                        "--wait")
+    assert code == 0 and json.loads(out)["summary"]["max_distance"] == 5.0, err
 
 
 def test_graph_by_unique_name(gg, tmp_path):
