@@ -309,9 +309,10 @@ def get_edges(graph_id: str, request: Request) -> Response:
 def get_labels(graph_id: str, request: Request) -> Response:
     """The node labels of a graph uploaded with labels (an edge list or JSON naming nodes by
     strings or numbers): a JSON array, entry ``i`` the label of node id ``i`` (the ids that
-    ``?format=npy`` results hold). 404 ``no_labels`` for a graph whose ids are its names."""
+    ``?format=npy`` results hold). 409 ``no_labels`` for a graph whose ids are its names (404 is
+    kept for a graph that does not exist or is not the caller's)."""
     labels = state(request).graphs.labels(graph_id)
     if labels is None:
-        raise ApiError(404, "no_labels", f"graph {graph_id} has no labels: its node ids are "
+        raise ApiError(409, "no_labels", f"graph {graph_id} has no labels: its node ids are "
                        "the names its upload gave", field="graph_id")
     return StreamingResponse(labels.json_chunks(), media_type="application/json")

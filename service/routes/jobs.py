@@ -65,9 +65,9 @@ def submit_job(
 
     The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
     """
+    check_id(body.graph_id, "graph", "graph_id")
     labels = graph_labels(st, body.graph_id, None if who.admin else who.tenant)
     algorithm, params = algorithm_and_params(body.algorithm, body.params, st.settings, labels)
-    check_id(body.graph_id, "graph", "graph_id")
     if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
     admission = Admission(st, algorithm, params, body.graph_id, body.backend)

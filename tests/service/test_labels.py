@@ -145,7 +145,7 @@ def test_integer_graphs_are_unchanged(stack: Stack) -> None:
     text = stack.http.get(job["result_url"], params={"format": "csv"}).text
     assert text.splitlines()[1] == f"{base},0,{base}"
     missing = stack.http.get(f"/v1/graphs/{meta['id']}/labels")
-    assert missing.status_code == 404 and missing.json()["error"]["code"] == "no_labels"
+    assert missing.status_code == 409 and missing.json()["error"]["code"] == "no_labels"
     with Client(stack.base_url) as gg:
         assert gg.job(job["id"]).node_values("parent")[base + 2] == base + 1
 

@@ -42,11 +42,13 @@ def parse_edgelist(text: bytes, settings: Settings
     Raises
     ------
     InvalidInput
-        Column counts, an empty field, a bad weight, labels that are not UTF-8.
+        Column counts, an empty field, a bad weight, labels that are not UTF-8, a control byte
+        (binary data, not a name), or a first line of column names (a header row).
     LimitExceeded
         More labels than ``max_nodes``.
     """
     arr = ts.as_array(text)
+    _refuse_unlabelled(text, arr)
     rows = ts.count_newlines(arr, 0, arr.size) + 1
     src, dst, w = np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, np.float64)
     hashes = np.empty(2 * rows, np.uint64)
@@ -380,3 +382,38 @@ def _json_texts(buf, starts, ends):
         out[p + 1] = 44
         p += 2
     return out, offsets
+
+
+#: Column names that make a first line a header row rather than an edge between two labels.
+HEADER_WORDS = frozenset({b"source", b"target", b"src", b"dst", b"from", b"to", b"u", b"v",
+                          b"weight", b"w", b"node1", b"node2", b"head", b"tail"})
+
+
+@njit(cache=True, nogil=True)
+def _first_control_byte(arr: np.ndarray) -> int:
+    for i in range(arr.size):
+        c = arr[i]
+        if c < 0x20 and c != 0x09 and c != 0x0A and c != 0x0D:
+            return i
+    return -1
+
+
+def _refuse_unlabelled(text: bytes, arr: np.ndarray) -> None:
+    """Refuse what is not a list of named nodes: control bytes (NUL and the like, but tab,
+    carriage return and newline) and a header row as the first data line (an edge named
+    ``source target`` would be silently wrong: ``graphgpu upload`` reads headers)."""
+    bad = _first_control_byte(arr)
+    if bad >= 0:
+        line = int(np.count_nonzero(arr[:bad] == 0x0A)) + 1
+        raise InvalidInput(f"line {line} holds a control byte (0x{int(arr[bad]):02x}): node "
+                           "labels are text", line=line, field="edges", code="bad_token")
+    for number, raw in enumerate(text.split(b"\n", 64)[:64], start=1):
+        line = raw.strip()
+        if not line or line[:1] in (b"#", b"%"):
+            continue
+        fields = [bytes(f).lower() for f in line.replace(b",", b" ").split()]
+        if fields and all(f in HEADER_WORDS for f in fields):
+            raise InvalidInput(f"line {number} is a header row ({line.decode(errors='replace')})"
+                               ": upload without it, or with `graphgpu upload`, which reads "
+                               "headers", line=number, field="edges", code="header_row")
+        return
