@@ -6,29 +6,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphgpu.client.nx_session import current, served_graph
+from graphgpu.client.nx_session import current, served_graph, serving
 
 #: NetworkX function -> (service algorithm, whether it takes directed graphs).
 SERVED: dict[str, tuple[str, bool]] = {
-    "connected_components": ("connected_components", False),
-    "number_connected_components": ("connected_components", False),
-    "is_connected": ("connected_components", False),
-    "node_connected_component": ("connected_components", False),
-    "weakly_connected_components": ("connected_components", True),
-    "number_weakly_connected_components": ("connected_components", True),
-    "is_weakly_connected": ("connected_components", True),
-    "strongly_connected_components": ("strongly_connected_components", True),
-    "number_strongly_connected_components": ("strongly_connected_components", True),
-    "is_strongly_connected": ("strongly_connected_components", True),
-    "isolates": ("connected_components", True),
-    "number_of_isolates": ("connected_components", True),
-    "is_isolate": ("connected_components", True),
-    "is_tree": ("connected_components", True),
-    "is_forest": ("connected_components", True),
-    "triangles": ("triangles", False),
-    "clustering": ("triangles", False),
-    "average_clustering": ("triangles", False),
-    "transitivity": ("triangles", False),
+    **serving("connected_components", False, "connected_components",
+              "number_connected_components", "is_connected", "node_connected_component"),
+    **serving("connected_components", True, "weakly_connected_components",
+              "number_weakly_connected_components", "is_weakly_connected"),
+    **serving("strongly_connected_components", True, "strongly_connected_components",
+              "number_strongly_connected_components", "is_strongly_connected"),
+    **serving("connected_components", True, "isolates", "number_of_isolates", "is_isolate",
+              "is_tree", "is_forest"),
+    **serving("triangles", False, "triangles", "clustering", "average_clustering",
+              "transitivity"),
 }
 #: Functions whose answer on a multigraph is that on its simple graph (connectivity; the tree
 #: tests count parallel edges through ``number_of_edges``).
