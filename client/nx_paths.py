@@ -7,21 +7,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from graphgpu.client.nx_session import current, served_graph
+from graphgpu.client.nx_session import current, served_graph, serving
 
 #: NetworkX function -> (service algorithm, whether it takes directed graphs).
 SERVED: dict[str, tuple[str, bool]] = {
-    "single_source_shortest_path_length": ("bfs", True),
-    "single_target_shortest_path_length": ("bfs", True),
-    "shortest_path_length": ("sssp", True),
-    "has_path": ("bfs", True),
-    "descendants": ("bfs", True),
-    "ancestors": ("bfs", True),
-    "descendants_at_distance": ("bfs", True),
-    "single_source_dijkstra_path_length": ("sssp", True),
-    "dijkstra_path_length": ("sssp", True),
-    "single_source_bellman_ford_path_length": ("sssp", True),
-    "bellman_ford_path_length": ("sssp", True),
+    **serving("bfs", True, "single_source_shortest_path_length",
+              "single_target_shortest_path_length"),
+    **serving("sssp", True, "shortest_path_length"),
+    **serving("bfs", True, "has_path", "descendants", "ancestors", "descendants_at_distance"),
+    **serving("sssp", True, "single_source_dijkstra_path_length", "dijkstra_path_length",
+              "single_source_bellman_ford_path_length", "bellman_ford_path_length"),
 }
 
 

@@ -259,6 +259,12 @@ def forget_conversion(G: Any) -> None:  # noqa: N803
         cache.get("backends", {}).pop(BACKEND_NAME, None)
 
 
+def serving(algorithm: str, directed: bool, *names: str) -> dict[str, tuple[str, bool]]:
+    """Rows of a module's ``SERVED`` table: the NetworkX functions ``names`` run ``algorithm``
+    on the service; ``directed``: they take directed graphs."""
+    return dict.fromkeys(names, (algorithm, directed))
+
+
 def served_graph(G: Any, name: str, served: dict[str, tuple[str, bool]],  # noqa: N803
                  multigraphs: frozenset[str] = frozenset()) -> Any:
     """The NetworkX graph behind ``G`` for served function ``name``.

@@ -6,29 +6,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphgpu.client.nx_session import current, served_graph
+from graphgpu.client.nx_session import current, served_graph, serving
 
 #: NetworkX function -> (service algorithm, whether it takes directed graphs).
 SERVED: dict[str, tuple[str, bool]] = {
-    "connected_components": ("connected_components", False),
-    "number_connected_components": ("connected_components", False),
-    "is_connected": ("connected_components", False),
-    "node_connected_component": ("connected_components", False),
-    "weakly_connected_components": ("connected_components", True),
-    "number_weakly_connected_components": ("connected_components", True),
-    "is_weakly_connected": ("connected_components", True),
-    "strongly_connected_components": ("strongly_connected_components", True),
-    "number_strongly_connected_components": ("strongly_connected_components", True),
-    "is_strongly_connected": ("strongly_connected_components", True),
-    "isolates": ("connected_components", True),
-    "number_of_isolates": ("connected_components", True),
-    "is_isolate": ("connected_components", True),
-    "is_tree": ("connected_components", True),
-    "is_forest": ("connected_components", True),
-    "triangles": ("triangles", False),
-    "clustering": ("triangles", False),
-    "average_clustering": ("triangles", False),
-    "transitivity": ("triangles", False),
+    **serving("connected_components", False, "connected_components",
+              "number_connected_components", "is_connected", "node_connected_component"),
+    **serving("connected_components", True, "weakly_connected_components",
+              "number_weakly_connected_components", "is_weakly_connected"),
+    **serving("strongly_connected_components", True, "strongly_connected_components",
+              "number_strongly_connected_components", "is_strongly_connected"),
+    **serving("connected_components", True, "isolates", "number_of_isolates", "is_isolate",
+              "is_tree", "is_forest"),
+    **serving("triangles", False, "triangles", "clustering", "average_clustering",
+              "transitivity"),
 }
 #: Functions whose answer on a multigraph is that on its simple graph (connectivity; the tree
 #: tests count parallel edges through ``number_of_edges``).
@@ -42,11 +33,14 @@ def _served(G: Any, name: str) -> Any:  # noqa: N803
     return served_graph(G, name, SERVED, MULTIGRAPHS)
 
 
-def _directed_only(graph: Any, name: str) -> None:
+def _directed(G: Any, name: str) -> Any:  # noqa: N803
+    """The served graph of ``name``, a function that NetworkX offers for directed graphs only."""
     import networkx as nx
 
+    graph = _served(G, name)
     if not graph.is_directed():
         raise nx.NetworkXNotImplemented(f"not implemented for undirected type ({name})")
+    return graph
 
 
 def _values(graph: Any, algorithm: str, field: str) -> dict[Any, Any]:
@@ -82,6 +76,13 @@ def _count(graph: Any, name: str) -> int:
     return int(job.result(fields="summary").summary["count"])
 
 
+def _one_component(graph: Any, name: str) -> bool:
+    """Whether the components that ``name`` counts are one (an error for a graph without
+    nodes, as NetworkX's)."""
+    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
+    return _count(graph, name) == 1
+
+
 def connected_components(G: Any) -> Any:  # noqa: N803
     """Generator of the node sets of the connected components, in the order of their smallest
     node (the service's numbering; NetworkX's follows its search)."""
@@ -96,9 +97,7 @@ def number_connected_components(G: Any) -> int:  # noqa: N803
 
 def is_connected(G: Any) -> bool:  # noqa: N803
     """Whether the graph is connected (one component)."""
-    graph = _served(G, "is_connected")
-    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
-    return _count(graph, "is_connected") == 1
+    return _one_component(_served(G, "is_connected"), "is_connected")
 
 
 def node_connected_component(G: Any, n: Any) -> set[Any]:  # noqa: N803
@@ -112,46 +111,38 @@ def node_connected_component(G: Any, n: Any) -> set[Any]:  # noqa: N803
 
 def weakly_connected_components(G: Any) -> Any:  # noqa: N803
     """Generator of the weakly connected components of a directed graph."""
-    graph = _served(G, "weakly_connected_components")
-    _directed_only(graph, "weakly_connected_components")
-    return iter(_sets(graph, "weakly_connected_components"))
+    name = "weakly_connected_components"
+    return iter(_sets(_directed(G, name), name))
 
 
 def number_weakly_connected_components(G: Any) -> int:  # noqa: N803
     """Number of weakly connected components of a directed graph."""
-    graph = _served(G, "number_weakly_connected_components")
-    _directed_only(graph, "number_weakly_connected_components")
-    return _count(graph, "number_weakly_connected_components")
+    name = "number_weakly_connected_components"
+    return _count(_directed(G, name), name)
 
 
 def is_weakly_connected(G: Any) -> bool:  # noqa: N803
     """Whether a directed graph is weakly connected."""
-    graph = _served(G, "is_weakly_connected")
-    _directed_only(graph, "is_weakly_connected")
-    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
-    return _count(graph, "is_weakly_connected") == 1
+    name = "is_weakly_connected"
+    return _one_component(_directed(G, name), name)
 
 
 def strongly_connected_components(G: Any) -> Any:  # noqa: N803
     """Generator of the strongly connected components of a directed graph."""
-    graph = _served(G, "strongly_connected_components")
-    _directed_only(graph, "strongly_connected_components")
-    return iter(_sets(graph, "strongly_connected_components"))
+    name = "strongly_connected_components"
+    return iter(_sets(_directed(G, name), name))
 
 
 def number_strongly_connected_components(G: Any) -> int:  # noqa: N803
     """Number of strongly connected components of a directed graph."""
-    graph = _served(G, "number_strongly_connected_components")
-    _directed_only(graph, "number_strongly_connected_components")
-    return _count(graph, "number_strongly_connected_components")
+    name = "number_strongly_connected_components"
+    return _count(_directed(G, name), name)
 
 
 def is_strongly_connected(G: Any) -> bool:  # noqa: N803
     """Whether a directed graph is strongly connected."""
-    graph = _served(G, "is_strongly_connected")
-    _directed_only(graph, "is_strongly_connected")
-    _nodes_needed(graph, "Connectivity is undefined for the null graph.")
-    return _count(graph, "is_strongly_connected") == 1
+    name = "is_strongly_connected"
+    return _one_component(_directed(G, name), name)
 
 
 def _isolated(graph: Any, name: str) -> list[Any]:

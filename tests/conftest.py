@@ -19,6 +19,7 @@ import httpx
 import pytest
 from redis import Redis
 
+from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.redis_server import RedisServer, free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,6 +138,17 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = RedisServer(tmp_path_factory.mktemp("redis"))
     yield server.start()
     server.stop()
+
+
+@pytest.fixture
+def env(redis_url: str, tmp_path: Path) -> Iterator[tuple[Settings, Redis]]:
+    """Settings on the session's redis-server under a fresh key prefix, and a client of it (the
+    worker-side protocol tests, without an API or workers)."""
+    settings = Settings(redis_url=redis_url, data_dir=tmp_path,
+                        redis_prefix=f"e{uuid.uuid4().hex[:8]}")
+    redis = Redis.from_url(redis_url)
+    yield settings, redis
+    redis.close()
 
 
 @pytest.fixture(scope="session")

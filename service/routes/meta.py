@@ -10,7 +10,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 from redis.exceptions import RedisError
 
-from graphgpu.kernels.core.registry import BACKENDS, algorithms, generators
+from graphgpu.kernels.core.registry import (
+    BACKENDS,
+    Algorithm,
+    Generator,
+    algorithms,
+    generators,
+)
 from graphgpu.service.auth import caller
 from graphgpu.service.deps import state
 from graphgpu.service.errors import ApiError
@@ -30,18 +36,18 @@ probes = APIRouter(prefix="/v1", tags=["service"])
 _NAME_KEY = secrets.token_bytes(16)
 
 
+def _declared(entry: Algorithm | Generator) -> dict[str, Any]:
+    """What the listings of algorithms and generators share: name, summary, parameter schema."""
+    return {"name": entry.name, "summary": entry.summary,
+            "params_schema": entry.params_model.model_json_schema()}
+
+
 @router.get("/algorithms", operation_id="algorithms-list", summary="Registered algorithms",
             response_model=AlgorithmList)
 def list_algorithms() -> dict[str, Any]:
     return {"algorithms": [
-        {
-            "name": a.name,
-            "summary": a.summary,
-            "params_schema": a.params_model.model_json_schema(),
-            "result_schema": a.result_model.model_json_schema(),
-            "backends": list(BACKENDS),
-            "node_params": list(a.node_params),
-        }
+        {**_declared(a), "result_schema": a.result_model.model_json_schema(),
+         "backends": list(BACKENDS), "node_params": list(a.node_params)}
         for a in algorithms().values()
     ]}
 
@@ -50,12 +56,7 @@ def list_algorithms() -> dict[str, Any]:
             response_model=GeneratorList)
 def list_generators() -> dict[str, Any]:
     return {"generators": [
-        {
-            "name": g.name,
-            "summary": g.summary,
-            "params_schema": g.params_model.model_json_schema(),
-            "backends": ["cpu", "gpu"] if g.gpu is not None else ["cpu"],
-        }
+        {**_declared(g), "backends": ["cpu", "gpu"] if g.gpu is not None else ["cpu"]}
         for g in generators().values()
     ]}
 

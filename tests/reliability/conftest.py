@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,34 @@ class GuardedStack(Stack):
                 return False
 
         wait_until(up, timeout=30)
+
+
+@contextmanager
+def supervised(stack: Stack) -> Iterator[tuple[subprocess.Popen[bytes], Callable[[], list]]]:
+    """The real supervisor (``python -m graphgpu.service``, as deployed: one CPU worker, no GPU)
+    on ``stack``'s settings.
+
+    Yields the process and a probe of the live workers: none while the API does not answer, an
+    assertion error once the supervisor has exited. On leaving, the supervisor gets SIGTERM and
+    the stack is stopped.
+    """
+    serve = subprocess.Popen([sys.executable, "-m", "graphgpu.service"], cwd=REPO, env={
+        **stack.env, "GRAPHGPU_PORT": str(stack.port), "GRAPHGPU_CPU_WORKERS": "1",
+        "CUDA_VISIBLE_DEVICES": ""})
+
+    def up() -> list:
+        assert serve.poll() is None, "the service exited"
+        try:
+            return stack.live_workers()
+        except httpx.TransportError:
+            return []
+
+    try:
+        yield serve, up
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(30)
+        stack.stop()
 
 
 def rss(pid: int) -> int:

@@ -12,21 +12,14 @@ from __future__ import annotations
 import signal
 import time
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import (
-    Algorithm,
-    AlgorithmResult,
-    Backend,
-    Estimate,
-    ProgressFn,
-    register_algorithm,
-)
+from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Estimate, ProgressFn
+from tests.support.plugin import PluginParams, register_plugin
 
 
-class StubbornParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class StubbornParams(PluginParams):
     seconds: float = Field(0.0, ge=0, le=600)
 
 
@@ -46,14 +39,11 @@ def stubborn(graph: Graph, params: StubbornParams, progress: ProgressFn) -> Algo
     return AlgorithmResult(summary={"seconds": params.seconds})
 
 
-register_algorithm(Algorithm(
-    name="test_stubborn", summary="Test plugin: a kernel that ignores cancel and time limits.",
-    params_model=StubbornParams, result_model=StubbornSummary, cpu=stubborn, gpu=stubborn,
-))
+register_plugin("test_stubborn", "Test plugin: a kernel that ignores cancel and time limits.",
+                StubbornParams, StubbornSummary, stubborn)
 
 
-class ShardedParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ShardedParams(PluginParams):
     shards: int = Field(0, ge=0, le=10_000)
     seconds: float = Field(0.0, ge=0, le=60)
 
@@ -67,17 +57,14 @@ def sharded(graph: Graph, params: ShardedParams, progress: ProgressFn) -> Algori
     return AlgorithmResult(summary={"seconds": params.seconds})
 
 
-register_algorithm(Algorithm(
-    name="test_sharded", summary="Test plugin: fans out into `shards` shard jobs.",
-    params_model=ShardedParams, result_model=StubbornSummary, cpu=sharded, gpu=sharded,
-    shards=lambda p: [{"shards": 0, "seconds": p.seconds}] * p.shards,
-    merge=lambda p, summaries: (next(i for i, s in enumerate(summaries) if s), {
-        "seconds": p.seconds}),
-))
+register_plugin("test_sharded", "Test plugin: fans out into `shards` shard jobs.",
+                ShardedParams, StubbornSummary, sharded,
+                shards=lambda p: [{"shards": 0, "seconds": p.seconds}] * p.shards,
+                merge=lambda p, summaries: (next(i for i, s in enumerate(summaries) if s), {
+                    "seconds": p.seconds}))
 
 
-class HungryParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class HungryParams(PluginParams):
     claimed_host_bytes: int | None = Field(None, ge=0)
 
 
@@ -86,10 +73,7 @@ def claimed_host(graph: Graph, params: HungryParams, backend: Backend) -> Estima
     return Estimate(host_bytes=params.claimed_host_bytes, detail="claimed by the request")
 
 
-register_algorithm(Algorithm(
-    name="test_hungry", summary="Test plugin: claims the host memory it is asked to.",
-    params_model=HungryParams, result_model=StubbornSummary,
-    cpu=lambda graph, params, progress: AlgorithmResult(summary={"seconds": 0.0}),
-    gpu=lambda graph, params, progress: AlgorithmResult(summary={"seconds": 0.0}),
-    estimate=claimed_host,
-))
+register_plugin("test_hungry", "Test plugin: claims the host memory it is asked to.",
+                HungryParams, StubbornSummary,
+                lambda graph, params, progress: AlgorithmResult(summary={"seconds": 0.0}),
+                estimate=claimed_host)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,8 +18,13 @@ import httpx
 import pytest
 
 from graphgpu.service.redis_server import RedisServer
-from tests.conftest import REPO, Stack, wait_until
-from tests.reliability.conftest import PATH_WITH_TAIL, assert_nothing_lost_or_stuck, job_records
+from tests.conftest import Stack, wait_until
+from tests.reliability.conftest import (
+    PATH_WITH_TAIL,
+    assert_nothing_lost_or_stuck,
+    job_records,
+    supervised,
+)
 
 
 def _kill_worker_of(stack: Stack, job_id: str, attempt: int) -> str:
@@ -78,18 +81,7 @@ def test_redis_restart_mid_queue(private_redis: list[RedisServer], tmp_path: Pat
     # middle of a job exits and is restarted, and its monitor queues the job again.
     first = private_redis[0]
     stack = Stack(first.url, tmp_path / "data")
-    serve = subprocess.Popen([sys.executable, "-m", "graphgpu.service"], cwd=REPO, env={
-        **stack.env, "GRAPHGPU_PORT": str(stack.port), "GRAPHGPU_CPU_WORKERS": "1",
-        "CUDA_VISIBLE_DEVICES": ""})
-    try:
-
-        def up() -> bool:
-            assert serve.poll() is None, "the service exited"
-            try:
-                return bool(stack.live_workers())
-            except httpx.TransportError:
-                return False
-
+    with supervised(stack) as (serve, up):
         wait_until(up, timeout=60)
         graph = stack.upload(PATH_WITH_TAIL)["id"]
         accepted = [stack.submit(graph, "test_sleep", {"seconds": 0.3}).json()["id"]
@@ -106,10 +98,6 @@ def test_redis_restart_mid_queue(private_redis: list[RedisServer], tmp_path: Pat
         again = stack.submit(graph, "bfs", {"source": 20}).json()["id"]
         assert stack.wait_job(again)["status"] == "succeeded"
         assert serve.poll() is None
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(30)
-        stack.stop()
 
 
 def test_api_restart_while_clients_poll(make_stack) -> None:

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
-
-from tests.conftest import PLUGIN, REPO, Stack, wait_until
-from tests.reliability.conftest import PATH_WITH_TAIL, assert_nothing_lost_or_stuck, job_records
+from tests.conftest import PLUGIN, Stack, wait_until
+from tests.reliability.conftest import (
+    PATH_WITH_TAIL,
+    assert_nothing_lost_or_stuck,
+    job_records,
+    supervised,
+)
 
 PLUGINS = f'["{PLUGIN}", "tests.reliability.plugins"]'
 
@@ -80,17 +81,7 @@ def test_time_limit_stops_a_deaf_kernel_and_serve_restarts_the_worker(
         redis_url: str, tmp_path: Path) -> None:
     stack = Stack(redis_url, tmp_path / "data", max_job_seconds="2",
                   extra_algorithm_modules=PLUGINS)
-    serve = subprocess.Popen([sys.executable, "-m", "graphgpu.service"], cwd=REPO, env={
-        **stack.env, "GRAPHGPU_PORT": str(stack.port), "GRAPHGPU_CPU_WORKERS": "1",
-        "CUDA_VISIBLE_DEVICES": ""})
-    try:
-        def up() -> list:
-            assert serve.poll() is None, "the service exited"
-            try:
-                return stack.live_workers()
-            except httpx.TransportError:
-                return []
-
+    with supervised(stack) as (serve, up):
         first = wait_until(up, timeout=240)[0]
         graph = stack.upload(PATH_WITH_TAIL)["id"]
         job = stack.submit(graph, "test_stubborn", {"seconds": 120}).json()["id"]
@@ -106,7 +97,3 @@ def test_time_limit_stops_a_deaf_kernel_and_serve_restarts_the_worker(
         assert stack.wait_job(again)["status"] == "succeeded"
         assert serve.poll() is None
         assert_nothing_lost_or_stuck(stack, [job, again])
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(30)
-        stack.stop()

@@ -11,7 +11,6 @@ import json
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
@@ -26,15 +25,6 @@ from graphgpu.service.limits import DEFAULT_HOST_BYTES_PER_NODE
 from graphgpu.workers import records
 from graphgpu.workers.monitor import recover_lost_jobs
 from tests.reliability.conftest import PATH_WITH_TAIL
-
-
-@pytest.fixture
-def env(redis_url: str, tmp_path: Path):
-    settings = Settings(redis_url=redis_url, data_dir=tmp_path,
-                        redis_prefix=f"o{uuid.uuid4().hex[:8]}")
-    redis = Redis.from_url(redis_url)
-    yield settings, redis
-    redis.close()
 
 
 def _requeued(redis: Redis, settings: Settings) -> str:

@@ -8,25 +8,18 @@ check and the worker's out-of-memory handling without a GPU.
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import (
-    Algorithm,
-    AlgorithmResult,
-    Backend,
-    Estimate,
-    ProgressFn,
-    register_algorithm,
-)
+from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Estimate, ProgressFn
+from tests.support.plugin import PluginParams, register_plugin
 
 
 class OutOfMemoryError(MemoryError):
     """Named like ``cupy.cuda.memory.OutOfMemoryError``, which the worker reports by name."""
 
 
-class MemoryParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class MemoryParams(PluginParams):
     device_bytes: int | None = Field(None, ge=0, description="Device memory the estimate claims.")
     oom: bool = Field(False, description="Fail as an allocation on the device would.")
 
@@ -49,7 +42,5 @@ def claimed_memory(graph: Graph, params: MemoryParams, backend: Backend) -> Esti
     return Estimate(device_bytes=params.device_bytes, detail="claimed by the request")
 
 
-register_algorithm(Algorithm(
-    name="test_memory", summary="Test plugin: claim device memory, or run out of it.",
-    params_model=MemoryParams, result_model=MemorySummary, cpu=allocate, gpu=allocate,
-    estimate=claimed_memory))
+register_plugin("test_memory", "Test plugin: claim device memory, or run out of it.",
+                MemoryParams, MemorySummary, allocate, estimate=claimed_memory)

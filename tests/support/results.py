@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from graphgpu.kernels.core.registry import AlgorithmResult
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmFn, AlgorithmResult, no_progress
 
 
 def assert_same(a: AlgorithmResult, b: AlgorithmResult, ignore: tuple[str, ...] = ()) -> None:
@@ -19,3 +22,14 @@ def assert_same(a: AlgorithmResult, b: AlgorithmResult, ignore: tuple[str, ...] 
         for key in x:
             assert x[key].dtype == y[key].dtype, key
             np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+
+
+def assert_backends_agree(graph: Graph, params: Any, cpu: AlgorithmFn, gpu: AlgorithmFn,
+                          fields: tuple[str, ...]) -> None:
+    """The GPU backend ``gpu`` answers as the CPU backend ``cpu`` on ``graph``: the same summary
+    and the same values of the node-value ``fields``."""
+    host, device = cpu(graph, params, no_progress), gpu(graph, params, no_progress)
+    assert device.summary == host.summary
+    for field in fields:
+        np.testing.assert_array_equal(device.node_values[field], host.node_values[field],
+                                      err_msg=field)

@@ -9,21 +9,14 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import (
-    Algorithm,
-    AlgorithmResult,
-    Backend,
-    Estimate,
-    ProgressFn,
-    register_algorithm,
-)
+from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Estimate, ProgressFn
+from tests.support.plugin import PluginParams, register_plugin
 
 
-class SleepParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SleepParams(PluginParams):
     seconds: float = Field(0.0, ge=0, le=120)
     # What the estimate claims, so tests can reach the API's refusals without a real long job.
     claimed_seconds: float | None = None
@@ -53,7 +46,5 @@ def claimed_cost(graph: Graph, params: SleepParams, backend: Backend) -> Estimat
                     detail=f"claimed by the request, {graph.n} nodes")
 
 
-register_algorithm(Algorithm(
-    name="test_sleep", summary="Test plugin: sleep, then report degrees.",
-    params_model=SleepParams, result_model=SleepSummary, cpu=sleep_then_count,
-    gpu=sleep_then_count, estimate=claimed_cost))
+register_plugin("test_sleep", "Test plugin: sleep, then report degrees.", SleepParams,
+                SleepSummary, sleep_then_count, estimate=claimed_cost)

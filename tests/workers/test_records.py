@@ -23,15 +23,6 @@ from graphgpu.workers.monitor import recover_lost_jobs
 from graphgpu.workers.tasks import sweep_results
 
 
-@pytest.fixture
-def env(redis_url: str, tmp_path: Path):
-    settings = Settings(redis_url=redis_url, data_dir=tmp_path,
-                        redis_prefix=f"w{uuid.uuid4().hex[:8]}")
-    redis = Redis.from_url(redis_url)
-    yield settings, redis
-    redis.close()
-
-
 def _queued(redis: Redis, settings: Settings, graph_id: str = "g1") -> str:
     """A job as the API queues it: its record, and its RQ job on the ``cpu`` queue."""
     job_id = uuid.uuid4().hex

@@ -317,25 +317,10 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
                        exchange: Exchange | None = None) -> AlgorithmResult:
     """Critical nodes on the GPU (CuPy); greedy and multistart return the CPU's sets exactly.
 
-    Parameters
-    ----------
-    graph : Graph
-    params : CndParams
-    progress : ProgressFn
-        Called between waves of starts, launches of swap moves and new memetic bests; may raise
-        to cancel.
-    exchange : Exchange or None
-        As :func:`graphgpu.kernels.algorithms.critical_nodes.cpu.critical_nodes_cpu`.
-
-    Returns
-    -------
-    AlgorithmResult
-        As :func:`graphgpu.kernels.algorithms.critical_nodes.cpu.critical_nodes_cpu`.
-
-    Raises
-    ------
-    InvalidInput
-        ``k`` not below the number of nodes (``field="k"``).
+    Parameters, result and errors as
+    :func:`graphgpu.kernels.algorithms.critical_nodes.cpu.critical_nodes_cpu`, but for when
+    ``progress`` is called: between waves of starts, launches of swap moves and new memetic
+    bests (it may raise to cancel).
     """
     def starts(seeds: range, share: float, until: float | None
                ) -> tuple[int, int, np.ndarray, Starts, int]:

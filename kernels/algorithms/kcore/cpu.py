@@ -48,14 +48,8 @@ def core_number(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmRes
 
 
 def k_core(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
-    """Membership of the k-core on the CPU (from the core numbers).
-
-    Parameters
-    ----------
-    graph : Graph
-        Undirected (directed graphs are symmetrised by the worker).
-    params : KCoreParams
-    progress : ProgressFn
+    """Membership of the k-core on the CPU (from the core numbers); ``graph`` and ``progress``
+    as :func:`core_number`, ``params`` a ``KCoreParams``.
 
     Returns
     -------

@@ -12,6 +12,7 @@ from graphgpu.kernels.algorithms.betweenness.cpu import betweenness as betweenne
 from graphgpu.kernels.algorithms.betweenness.gpu import betweenness as betweenness_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
+from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import from_nx, spread
 
@@ -78,6 +79,15 @@ def test_k_too_large_is_refused() -> None:
         betweenness_cpu(from_nx(nx.path_graph(4)), BetweennessParams(k=5), no_progress)
 
 
+def _assert_backends_agree(graph: Graph, params: BetweennessParams) -> None:
+    """The GPU's betweenness is the CPU's: the same summary, values equal to rounding."""
+    cpu = betweenness_cpu(graph, params, no_progress)
+    gpu = betweenness_gpu(graph, params, no_progress)
+    assert cpu.summary == gpu.summary
+    np.testing.assert_allclose(gpu.node_values["betweenness"], cpu.node_values["betweenness"],
+                               rtol=1e-9, atol=1e-15)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 @pytest.mark.parametrize("params", [BetweennessParams(), BetweennessParams(endpoints=True),
@@ -85,11 +95,7 @@ def test_k_too_large_is_refused() -> None:
 def test_gpu_equals_cpu(params: BetweennessParams) -> None:
     g = nx.disjoint_union(nx.barabasi_albert_graph(1500, 3, seed=2), nx.grid_2d_graph(20, 30))
     graph = from_nx(g)
-    cpu = betweenness_cpu(graph, params, no_progress)
-    gpu = betweenness_gpu(graph, params, no_progress)
-    assert cpu.summary == gpu.summary
-    np.testing.assert_allclose(gpu.node_values["betweenness"], cpu.node_values["betweenness"],
-                               rtol=1e-9, atol=1e-15)
+    _assert_backends_agree(graph, params)
 
 
 @pytest.mark.gpu
@@ -226,11 +232,7 @@ def gpu_cases() -> list[tuple[nx.Graph, np.ndarray | None]]:
 def test_gpu_equals_cpu_directed_and_weighted(case: int, params: BetweennessParams) -> None:
     g, weights = gpu_cases()[case]
     graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, weights)
-    cpu = betweenness_cpu(graph, params, no_progress)
-    gpu = betweenness_gpu(graph, params, no_progress)
-    assert cpu.summary == gpu.summary
-    np.testing.assert_allclose(gpu.node_values["betweenness"], cpu.node_values["betweenness"],
-                               rtol=1e-9, atol=1e-15)
+    _assert_backends_agree(graph, params)
 
 
 @pytest.mark.gpu

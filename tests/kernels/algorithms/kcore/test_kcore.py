@@ -20,6 +20,7 @@ from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import skewed_arcs, spread
+from tests.support.results import assert_backends_agree
 
 
 def to_graph(g: nx.Graph, weighted: bool = False) -> Graph:
@@ -99,15 +100,10 @@ def test_directed_is_symmetrised() -> None:
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_gpu_matches_cpu(name: str) -> None:
     graph = to_graph(cases()[name])
-    cpu, gpu = (fn(graph, CoreParams(), no_progress) for fn in (host.core_number,
-                                                                 device.core_number))
-    assert gpu.summary == cpu.summary
-    np.testing.assert_array_equal(gpu.node_values["core_number"],
-                                  cpu.node_values["core_number"])
+    assert_backends_agree(graph, CoreParams(), host.core_number, device.core_number,
+                          ("core_number",))
     for k in (None, 2):
-        cpu, gpu = (fn(graph, KCoreParams(k=k), no_progress) for fn in (host.k_core, device.k_core))
-        assert gpu.summary == cpu.summary
-        np.testing.assert_array_equal(gpu.node_values["in_core"], cpu.node_values["in_core"])
+        assert_backends_agree(graph, KCoreParams(k=k), host.k_core, device.k_core, ("in_core",))
 
 
 @pytest.mark.gpu

@@ -16,6 +16,7 @@ from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import skewed_arcs, spread
+from tests.support.results import assert_backends_agree
 
 
 def to_graph(g: nx.Graph, weighted: bool = False) -> Graph:
@@ -74,12 +75,8 @@ def test_directed_is_symmetrised() -> None:
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_gpu_matches_cpu(name: str) -> None:
-    graph = to_graph(cases()[name])
-    cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (host.triangles,
-                                                                     device.triangles))
-    assert gpu.summary == cpu.summary
-    for field in ("triangles", "clustering"):
-        np.testing.assert_array_equal(gpu.node_values[field], cpu.node_values[field])
+    assert_backends_agree(to_graph(cases()[name]), TrianglesParams(), host.triangles,
+                          device.triangles, ("triangles", "clustering"))
 
 
 @pytest.mark.gpu
