@@ -119,6 +119,7 @@ def rate(value: float, unit: str) -> str:
 
 
 def assert_same(a, b, what: str) -> None:
+    a, b = a.host(), b.host()  # a GPU backend's arrays stay on the device
     assert a.summary == b.summary, (what, a.summary, b.summary)
     for key, values in {**a.node_values, **a.arrays}.items():
         other = {**b.node_values, **b.arrays}[key]
@@ -137,7 +138,7 @@ def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool, cpu: bool = True)
     for k, source in enumerate(sources):
         params = BfsParams(source=int(graph.node_ids[source]))
         reference = bfs_cpu(graph, params, no_progress) if cpu or k == 0 else None
-        answer = bfs_gpu(graph, params, no_progress) if gpu else reference
+        answer = bfs_gpu(graph, params, no_progress).host() if gpu else reference
         if reference is not None and gpu:
             assert_same(reference, answer, f"bfs {name}")
         traversed.append(int(graph.degrees()[answer.node_values["level"] >= 0].sum()) // 2)

@@ -29,7 +29,7 @@ CSV_CHUNK_ROWS = 1 << 16
 
 
 def csv_rows(folder: Path, fields: list[str]) -> Iterator[bytes]:
-    columns = [load_npy(folder / f"{f}.npy") for f in ["node_id", *fields]]
+    columns = [protocol.read_array(folder, f) for f in ["node_id", *fields]]
     formats = ["%d" if np.issubdtype(c.dtype, np.integer) else "%.17g" for c in columns]
     yield (",".join(["node_id", *fields]) + "\n").encode()
     for start in range(0, columns[0].shape[0], CSV_CHUNK_ROWS):
@@ -49,7 +49,7 @@ def csv_without_node_values(folder: Path, arrays: list[str],
     loaded = {a: load_npy(folder / f"{a}.npy") for a in arrays}
     matrix = next((a for a, v in loaded.items() if v.ndim == 2), None)
     if matrix is not None:
-        ids = np.asarray(load_npy(folder / "node_id.npy"))
+        ids = np.asarray(protocol.read_array(folder, "node_id"))
         yield (",".join(["node_id", *map(str, ids.tolist())]) + "\n").encode()
         values = loaded[matrix]
         for source, row in zip(ids.tolist(), values, strict=True):
@@ -84,7 +84,7 @@ def parquet(folder: Path, node_fields: list[str], arrays: list[str]) -> bytes:
         raise ApiError(501, "parquet_unavailable", "the service has no pyarrow; install "
                        "graphgpu[dataframes] there, or use ?format=csv", field="format") from None
     names = ["node_id", *node_fields] if node_fields else arrays
-    columns = [np.asarray(load_npy(folder / f"{name}.npy")) for name in names]
+    columns = [np.asarray(protocol.read_array(folder, name)) for name in names]
     if not columns or any(c.ndim != 1 or c.shape != columns[0].shape for c in columns):
         raise ApiError(422, "unsupported_format", "this result has no table for Parquet (a "
                        "matrix, or arrays of different lengths); use ?format=npy&field=...",
@@ -135,7 +135,7 @@ def matrix_rows(folder: Path, arrays: list[str], field: str, wanted: str, param:
         raise ApiError(422, "invalid_rows", f"{param} must be comma-separated node ids",
                        field=param)
     matrix = load_npy(folder / f"{field}.npy") if field in arrays else None
-    node_ids = load_npy(folder / "node_id.npy")
+    node_ids = protocol.read_array(folder, "node_id")
     n = node_ids.shape[0]
     if matrix is None or matrix.shape != (n, n):
         matrices = [a for a in arrays if load_npy(folder / f"{a}.npy").ndim == 2]
@@ -228,8 +228,13 @@ def render(st: AppState, record: dict[str, Any], format: Format, field: str | No
         if name not in available:
             raise ApiError(422, "unknown_field", f"field must be one of {', '.join(available)}",
                            field="field")
-        return FileResponse(folder / f"{name}.npy", media_type="application/octet-stream",
-                            filename=f"{job_id}.{name}.npy")
+        path, filename = folder / f"{name}.npy", f"{job_id}.{name}.npy"
+        if not path.exists():  # identity node ids, not written: sent as rebuilt
+            buffer = io.BytesIO()
+            np.save(buffer, protocol.read_array(folder, name))
+            return Response(buffer.getvalue(), media_type="application/octet-stream", headers={
+                "Content-Disposition": f'attachment; filename="{filename}"'})
+        return FileResponse(path, media_type="application/octet-stream", filename=filename)
     return as_json(folder, manifest, record, summary_only, limit)
 
 
@@ -254,7 +259,7 @@ def as_json(folder: Path, manifest: ResultManifest, record: dict[str, Any], summ
     if node_fields and manifest.n > limit:
         raise ApiError(413, "result_too_large", f"{manifest.n} nodes are too many for JSON; use "
                        "?fields=summary, ?format=csv or ?format=npy&field=...", field="format")
-    ids = load_npy(folder / "node_id.npy").tolist() if node_fields else []
+    ids = protocol.read_array(folder, "node_id").tolist() if node_fields else []
     return {
         **head,
         "node_values": {f: dict(zip(map(str, ids), load_npy(folder / f"{f}.npy").tolist(),

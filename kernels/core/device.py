@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import platform
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+import numpy as np
 
 from graphgpu.kernels.core.errors import BackendUnavailable
 from graphgpu.kernels.core.graph import Graph
@@ -62,17 +64,19 @@ def device_name(backend: str) -> str:
 
 @dataclass(frozen=True)
 class DeviceGraph:
-    """A graph's CSR arrays on the GPU (CuPy arrays, same dtypes as :class:`Graph`)."""
+    """A graph's CSR arrays on the GPU (CuPy arrays, same dtypes as :class:`Graph`), and
+    the id tables made for its results (:func:`original_ids`), kept as long as it is."""
 
     indptr: Any
     indices: Any
     weights: Any | None
     n: int
     m: int
+    tables: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.indptr, self.indices, self.weights)
+        arrays = (self.indptr, self.indices, self.weights, *self.tables.values())
         return sum(int(a.nbytes) for a in arrays if a is not None)
 
 
@@ -106,3 +110,50 @@ def on_device(graph: Graph) -> DeviceGraph:
 def is_resident(graph_id: str) -> bool:
     """Whether a graph is already on the device (reported in job timings)."""
     return graph_id in _resident
+
+
+def original_ids(graph: Graph, dtype: np.dtype) -> Any:
+    """``graph.node_ids`` followed by ``-1``, as ``dtype`` on the device, made once per
+    resident graph: ``table[ids]`` turns internal ids into original ones on the device, and
+    ``-1`` ("none") reads the last entry, ``-1``."""
+    dg = on_device(graph)
+    name = f"ids.{np.dtype(dtype).name}"
+    if name not in dg.tables:
+        cp = cupy()
+        table = cp.empty(graph.n + 1, dtype=dtype)
+        table[:-1] = cp.asarray(graph.node_ids)
+        table[-1] = -1
+        dg.tables[name] = table
+    return dg.tables[name]
+
+
+def to_host(arrays: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``arrays`` on the host: NumPy arrays as they are, CuPy arrays copied once each into
+    page-locked (pinned) memory, which the result writer then writes from directly.
+
+    The copies are queued together on the current stream and waited for once. Pinned buffers
+    come from CuPy's pinned-memory pool, so after the first large result they are reused
+    rather than allocated (page-locking is slow); they go back to the pool when the arrays
+    returned are dropped.
+    """
+    if all(isinstance(a, np.ndarray) for a in arrays.values()):
+        return dict(arrays)
+    cp = cupy()
+    import cupyx
+
+    stream = cp.cuda.get_current_stream()
+    out: dict[str, np.ndarray] = {}
+    sources = []  # held until the copies are done
+    for name, array in arrays.items():
+        if isinstance(array, np.ndarray):
+            out[name] = array
+            continue
+        array = cp.ascontiguousarray(array)
+        sources.append(array)
+        host = cupyx.empty_pinned(array.shape, dtype=array.dtype)
+        if array.nbytes:
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, array.data.ptr, array.nbytes,
+                                        cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        out[name] = host
+    stream.synchronize()
+    return out

@@ -4,7 +4,8 @@ A job record is a Redis hash :func:`job_key` whose values are JSON. The API crea
 (``queued``) and may move it to ``canceled`` (``service/jobs.py``); workers move it through
 ``running`` to a finished status (``workers/records.py``). RQ carries only the job id to the
 task :data:`TASK`, JSON-encoded (never pickle). A finished job's arrays and manifest live in the
-folder :func:`result_folder`, written whole by :func:`write_result`.
+folder :func:`result_folder`, written whole by :func:`write_result` and read back by
+:func:`read_array` (which rebuilds the node ids that were not written: identity ids).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.store import load_npy
 
 #: The RQ task that runs one job, and the one that merges a fanned-out job's shards.
 TASK = "graphgpu.workers.tasks.execute"
@@ -31,6 +34,13 @@ FINISHED: frozenset[str] = frozenset({"succeeded", "failed", "canceled"})
 
 #: File of a result folder that lists its summary and arrays.
 RESULT_MANIFEST = "result.json"
+#: Stem of the array of original node ids, aligned with the node values.
+NODE_ID = "node_id"
+#: Bytes per ``pwrite`` of a result array: large arrays are written by several threads at once
+#: (copies into the page cache scale with cores; one thread manages ~4 GB/s).
+WRITE_CHUNK = 8 << 20
+_WRITERS = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1),
+                              thread_name_prefix="result-write")
 
 
 def job_key(settings: Settings, job_id: str) -> str:
@@ -105,16 +115,21 @@ class ResultManifest(BaseModel):
     summary : dict
         The algorithm's result model, dumped to JSON (a generator's: the new graph's id, n, m).
     n : int
-        Nodes of the graph the job ran on (rows of ``node_id.npy``); 0 without node values.
+        Nodes of the graph the job ran on (rows of ``node_id``); 0 without node values.
     node_values : list of str
-        Names of the per-node arrays (``<name>.npy``, aligned with ``node_id.npy``).
+        Names of the per-node arrays (``<name>.npy``, aligned with ``node_id``).
     arrays : list of str
         Names of the other arrays (a node x node matrix, a list of members, ...).
     graph_view : str, optional
         ``undirected``, ``directed`` or ``symmetrised`` (:func:`registry.graph_view`); None
         for a generator.
     node_id_fields : list of str
-        The node-value and array names whose values are node ids (original ids).
+        The node-value and array names whose values are node ids (original ids), stored in
+        the narrowest of int32 and int64 that holds the graph's largest id.
+    identity_ids : bool
+        The graph's original ids are ``0..n-1`` (every generated graph, most uploads): node
+        ``i`` is original id ``i``, so no ``node_id.npy`` is written and :func:`read_array`
+        rebuilds it. (Results written before this flag have it False and the file.)
     """
 
     summary: dict[str, Any]
@@ -123,17 +138,39 @@ class ResultManifest(BaseModel):
     arrays: list[str] = []
     graph_view: str | None = None
     node_id_fields: list[str] = []
+    identity_ids: bool = False
+
+    def names(self) -> list[str]:
+        """Names of the result's arrays (``node_id`` first, where there is one), written or
+        rebuilt (:func:`read_array` reads each)."""
+        names = [*self.node_values, *self.arrays]
+        return [NODE_ID, *names] if self.n or names else names
 
     def files(self) -> list[str]:
-        """Names of the folder's ``.npy`` files (``node_id`` first, where there is one)."""
-        names = [*self.node_values, *self.arrays]
-        return ["node_id", *names] if self.n or names else names
+        """Names of the folder's ``.npy`` files: :meth:`names` less the identity ids."""
+        return [name for name in self.names()
+                if not (name == NODE_ID and self.identity_ids)]
 
 
 def read_manifest(settings: Settings, job_id: str) -> ResultManifest:
     """The manifest of a job's result (raises ``OSError`` when there is none)."""
     return ResultManifest.model_validate_json(
         (result_folder(settings, job_id) / RESULT_MANIFEST).read_bytes())
+
+
+def read_array(folder: Path, name: str) -> np.ndarray:
+    """One array of a result folder, memory-mapped read-only; the node ids of an
+    :attr:`~ResultManifest.identity_ids` result, which are not written, rebuilt (int64
+    ``0..n-1``, as they were written before).
+
+    Raises ``OSError`` for a name the folder does not hold.
+    """
+    path = folder / f"{name}.npy"
+    if name == NODE_ID and not path.exists():
+        manifest = ResultManifest.model_validate_json((folder / RESULT_MANIFEST).read_bytes())
+        if manifest.identity_ids:
+            return np.arange(manifest.n, dtype=np.int64)
+    return load_npy(path)
 
 
 def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
@@ -146,14 +183,49 @@ def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
     job_id : str
     manifest : ResultManifest
     arrays : dict of str to ndarray
-        Saved as ``<name>.npy`` (those :meth:`ResultManifest.files` names).
+        Saved as ``<name>.npy`` (those :meth:`ResultManifest.files` names), C order, in
+        chunks of :data:`WRITE_CHUNK` bytes written by several threads at once: no copy of
+        an array is made on the way to the file (a pinned buffer goes as it is).
     """
     staging = settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
-    for name, array in arrays.items():
-        np.save(staging / f"{name}.npy", array)
+    writes, files = [], []
+    try:
+        for name, array in arrays.items():
+            fd, chunks = _open_npy(staging / f"{name}.npy", array)
+            files.append(fd)
+            writes += [(fd, data, offset) for data, offset in chunks]
+        if len(writes) <= 1:  # small results: a thread hop would cost more than it saves
+            for write in writes:
+                _pwrite(*write)
+        else:
+            for future in [_WRITERS.submit(_pwrite, *write) for write in writes]:
+                future.result()
+    finally:
+        for fd in files:
+            os.close(fd)
     (staging / RESULT_MANIFEST).write_text(manifest.model_dump_json())
     target = result_folder(settings, job_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(target, ignore_errors=True)
     os.rename(staging, target)
+
+
+def _open_npy(path: Path, array: np.ndarray) -> tuple[int, list[tuple[memoryview, int]]]:
+    """A new ``.npy`` file holding ``array``'s header (the body's size set), and the chunks
+    of its body with their file offsets."""
+    array = np.ascontiguousarray(array)
+    header = np.lib.format.header_data_from_array_1_0(array)
+    with open(path, "wb") as file:
+        np.lib.format.write_array_header_1_0(file, header)
+        start = file.tell()
+        file.truncate(start + array.nbytes)
+    body = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
+    chunks = [(body[i:i + WRITE_CHUNK], start + i) for i in range(0, len(body), WRITE_CHUNK)]
+    return os.open(path, os.O_WRONLY), chunks
+
+
+def _pwrite(fd: int, data: memoryview, offset: int) -> None:
+    while data:  # pwrite may write less than asked (signals, large counts)
+        written = os.pwrite(fd, data, offset)
+        data, offset = data[written:], offset + written
