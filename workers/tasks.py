@@ -11,6 +11,7 @@ import logging
 import shutil
 import time
 import traceback
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,29 @@ from graphgpu.workers import fanout, records
 from graphgpu.workers.context import WorkerContext, current_context
 
 log = logging.getLogger("graphgpu.worker")
+
+#: Stored graphs a worker keeps open between jobs (most recently used first out last).
+OPEN_GRAPHS = 4
+_open_graphs: OrderedDict[str, Graph] = OrderedDict()
+
+
+def load_graph(ctx: WorkerContext, graph_id: str) -> Graph:
+    """A stored graph, opened (memory-mapped) once and kept for the next jobs on it.
+
+    Safe because a graph id is the address of its content: whatever is stored under it later
+    is the same graph; one that was deleted is let go (and its job fails as before) when a job
+    asks for it, otherwise when it drops out of the :data:`OPEN_GRAPHS` kept (its maps hold
+    its disk space until then). Kept with it is what it computed once (a directed graph's
+    symmetrised view).
+    """
+    if graph_id in _open_graphs and ctx.graphs.exists(graph_id):
+        _open_graphs.move_to_end(graph_id)
+        return _open_graphs[graph_id]
+    _open_graphs.pop(graph_id, None)
+    graph = _open_graphs[graph_id] = ctx.graphs.load(graph_id)
+    while len(_open_graphs) > OPEN_GRAPHS:
+        _open_graphs.popitem(last=False)
+    return graph
 
 
 def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
@@ -95,7 +119,7 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     start = time.perf_counter()
     # A directed graph: the algorithm's rule (registry.graph_view) picks the graph it runs on;
     # the manifest records which (``graph_view``), so the result says so.
-    graph, view = graph_view(algorithm, ctx.graphs.load(record["graph_id"]))
+    graph, view = graph_view(algorithm, load_graph(ctx, record["graph_id"]))
     if backend == "gpu":
         device.on_device(graph)
     timings["load_ms"] = (time.perf_counter() - start) * 1e3

@@ -195,7 +195,8 @@ def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
             fd, chunks = _open_npy(staging / f"{name}.npy", array)
             files.append(fd)
             writes += [(fd, data, offset) for data, offset in chunks]
-        if len(writes) <= 1:  # small results: a thread hop would cost more than it saves
+        if sum(len(data) for _, data, _ in writes) <= WRITE_CHUNK:  # small: a thread hop
+            # would cost more than it saves
             for write in writes:
                 _pwrite(*write)
         else:

@@ -13,9 +13,13 @@ from graphgpu.kernels.algorithms.traversal import BfsParams
 from graphgpu.kernels.algorithms.traversal.cpu import bfs as bfs_cpu
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.device import gpu_available
+from graphgpu.kernels.core.errors import UnknownName
 from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.registry import AlgorithmResult, no_progress
 from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.store import GraphStore
+from graphgpu.workers import tasks
+from graphgpu.workers.context import WorkerContext
 from graphgpu.workers.tasks import result_arrays
 from tests.conftest import Stack
 
@@ -90,6 +94,21 @@ def test_write_result_round_trip(tmp_path) -> None:
     np.testing.assert_array_equal(ids, np.arange(11))
     with pytest.raises(OSError):
         protocol.read_array(folder, "nope")
+
+
+def test_stored_graphs_stay_open_until_deleted(tmp_path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    store = GraphStore(settings.graphs_dir, settings.tmp_dir)
+    ctx = WorkerContext(settings=settings, redis=None, graphs=store, name="w", backend="cpu",
+                        device="cpu")
+    graph, report = build_graph(np.array([1, 5, 9]), np.array([5, 9, 12]))
+    meta, _ = store.put(graph, name="g", source={"format": "test"}, report=report)
+    first = tasks.load_graph(ctx, meta["id"])
+    assert tasks.load_graph(ctx, meta["id"]) is first
+    np.testing.assert_array_equal(first.node_ids, graph.node_ids)
+    store.delete(meta["id"])
+    with pytest.raises(UnknownName):
+        tasks.load_graph(ctx, meta["id"])
 
 
 def test_identity_ids_read_back_as_before(stack: Stack) -> None:
