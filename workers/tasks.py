@@ -90,9 +90,9 @@ def result_arrays(graph: Graph, result: AlgorithmResult) -> tuple[dict[str, np.n
 
     Node-id fields become original ids in the narrowest dtype that holds them
     (:func:`_id_dtype`), on the device where the algorithm left them (GPU arrays are
-    translated there and copied once into pinned memory, :func:`device.to_host`); identity ids
-    need no translation, only the narrowing. Other arrays are written as the algorithm made
-    them.
+    translated there and copied once into the worker's pinned staging buffer,
+    :func:`device.to_host`: valid until the next job's); identity ids need no translation,
+    only the narrowing. Other arrays are written as the algorithm made them.
     """
     # Ids are distinct, ascending and non-negative: the last is n - 1 only for 0..n-1.
     identity = graph.n == 0 or int(graph.node_ids[-1]) == graph.n - 1
@@ -103,7 +103,7 @@ def result_arrays(graph: Graph, result: AlgorithmResult) -> tuple[dict[str, np.n
             values = (values.astype(dtype, copy=False) if identity
                       else _original_ids(graph, values, dtype))
         arrays[name] = values
-    return device.to_host(arrays), identity
+    return device.to_host(arrays, staging=True), identity
 
 
 def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,

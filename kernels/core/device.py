@@ -127,30 +127,60 @@ def original_ids(graph: Graph, dtype: np.dtype) -> Any:
     return dg.tables[name]
 
 
-def to_host(arrays: dict[str, Any]) -> dict[str, np.ndarray]:
-    """``arrays`` on the host: NumPy arrays as they are, CuPy arrays copied once each into
-    page-locked (pinned) memory, which the result writer then writes from directly.
+#: Alignment of each array in the staging buffer (a view of any dtype starts aligned).
+STAGING_ALIGN = 256
+#: The worker's page-locked staging buffer (at most one; see :func:`to_host`).
+_staging: list[np.ndarray] = []
 
-    The copies are queued together on the current stream and waited for once. Pinned buffers
-    come from CuPy's pinned-memory pool, so after the first large result they are reused
-    rather than allocated (page-locking is slow); they go back to the pool when the arrays
-    returned are dropped.
+
+def _staging_buffer(nbytes: int) -> np.ndarray:
+    """The pinned staging buffer, grown to the next power of two when smaller than ``nbytes``
+    (the smaller one is released: page-locked memory is the host's, and pinning is slow, so
+    it is done rarely and held once)."""
+    if not _staging or _staging[0].nbytes < nbytes:
+        import cupyx
+
+        _staging.clear()
+        cupy().get_default_pinned_memory_pool().free_all_blocks()
+        _staging.append(cupyx.empty_pinned(1 << max(20, (nbytes - 1).bit_length()),
+                                           dtype=np.uint8))
+    return _staging[0]
+
+
+def to_host(arrays: dict[str, Any], staging: bool = False) -> dict[str, np.ndarray]:
+    """``arrays`` on the host: NumPy arrays as they are, CuPy arrays copied.
+
+    Parameters
+    ----------
+    arrays : dict of str to array
+    staging : bool
+        Copy into the process's page-locked staging buffer (one copy per array, all queued on
+        the current stream and waited for once; pinned memory takes the device's full copy
+        rate), which the caller must be done with before the next staging call: the worker,
+        which writes the result from there. Otherwise new (pageable) arrays.
+
+    Returns
+    -------
+    dict of str to ndarray
     """
     if all(isinstance(a, np.ndarray) for a in arrays.values()):
         return dict(arrays)
     cp = cupy()
-    import cupyx
-
+    on_device = {name: cp.ascontiguousarray(a) for name, a in arrays.items()
+                 if not isinstance(a, np.ndarray)}
+    if not staging:
+        return {name: a if isinstance(a, np.ndarray) else cp.asnumpy(on_device[name])
+                for name, a in arrays.items()}
+    offsets, total = {}, 0
+    for name, array in on_device.items():
+        offsets[name] = total
+        total += -(-int(array.nbytes) // STAGING_ALIGN) * STAGING_ALIGN
+    buffer = _staging_buffer(total)
     stream = cp.cuda.get_current_stream()
-    out: dict[str, np.ndarray] = {}
-    sources = []  # held until the copies are done
-    for name, array in arrays.items():
-        if isinstance(array, np.ndarray):
-            out[name] = array
-            continue
-        array = cp.ascontiguousarray(array)
-        sources.append(array)
-        host = cupyx.empty_pinned(array.shape, dtype=array.dtype)
+    out = dict(arrays)
+    for name, array in on_device.items():
+        start = offsets[name]
+        host = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
         if array.nbytes:
             cp.cuda.runtime.memcpyAsync(host.ctypes.data, array.data.ptr, array.nbytes,
                                         cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)

@@ -188,3 +188,24 @@ def test_gpu_bfs_writes_what_cpu_bfs_writes(tmp_path) -> None:
     for name, array in cpu_arrays.items():
         assert gpu_arrays[name].dtype == array.dtype
         np.testing.assert_array_equal(gpu_arrays[name], array, err_msg=name)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_staging_buffer_holds_each_result_whole() -> None:
+    """Arrays of mixed dtypes and sizes land in the pinned staging buffer intact, again after
+    it grows; host arrays pass through untouched."""
+    from graphgpu.kernels.core import device
+
+    cp = device.cupy()
+    host = np.arange(5)
+    for scale in (1, 64):  # the second is larger than the buffer's first size
+        arrays = {"flags": cp.arange(1001) % 3 == 0, "small": cp.arange(7, dtype=cp.int8),
+                  "big": cp.arange(scale * 100_000, dtype=cp.float64) / 3,
+                  "empty": cp.zeros(0, dtype=cp.int32), "grid": cp.arange(12).reshape(3, 4).T,
+                  "host": host}
+        out = device.to_host(arrays, staging=True)
+        assert out["host"] is host
+        for name, array in arrays.items():
+            assert isinstance(out[name], np.ndarray) and out[name].dtype == array.dtype
+            np.testing.assert_array_equal(out[name], cp.asnumpy(array), err_msg=name)
