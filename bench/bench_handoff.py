@@ -40,17 +40,18 @@ from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
 from graphgpu.kernels.core.registry import AlgorithmResult, get_algorithm, no_progress  # noqa: E402
 from graphgpu.kernels.core.settings import Settings  # noqa: E402
 from graphgpu.kernels.core.store import GraphStore  # noqa: E402
-from graphgpu.kernels.generators import generate  # noqa: E402
+from graphgpu.kernels.generators import generate, preferred_backend  # noqa: E402
 from graphgpu.workers.tasks import result_arrays  # noqa: E402
 
 COLUMNS = ("graph", "n", "m", "algorithm", "backend", "function_ms", "prepare_ms", "write_ms",
            "time_ms", "result_mb", "throughput", "peer", "peer_ms", "peer_mb", "ratio")
 
 
-def stored_rmat(store: GraphStore, scale: int, shuffled: bool) -> Graph:
+def stored_rmat(store: GraphStore, scale: int, shuffled: bool, gpu: bool) -> Graph:
     """R-MAT of ``scale`` (edge factor 16, seed 1), stored and loaded back as a worker loads
     it; ``shuffled``: ids spread over ``0..4n`` (not identity), so node ids are translated."""
-    edges = generate("rmat", {"scale": scale, "edge_factor": 16, "seed": 1}, "cpu", no_progress)
+    params = {"scale": scale, "edge_factor": 16, "seed": 1}
+    edges = generate("rmat", params, preferred_backend("rmat", params, gpu), no_progress)
     ids = np.arange(edges.num_nodes)
     if shuffled:
         ids = np.sort(np.random.default_rng(1).choice(4 * edges.num_nodes, edges.num_nodes,
@@ -140,11 +141,12 @@ def main() -> None:
         store = GraphStore(settings.graphs_dir, settings.tmp_dir)
         for scale in (int(s) for s in args.scales.split(",")):
             for shuffled in (False, True):
-                graph = stored_rmat(store, scale, shuffled)
+                graph = stored_rmat(store, scale, shuffled, "gpu" in backends)
                 label = f"rmat{scale}" + (" (ids spread)" if shuffled else "")
                 print(f"{label}: n={graph.n:,} m={graph.m:,}", flush=True)
                 for name in args.algorithms.split(","):
-                    params = {"source": int(graph.node_ids[0])} if name == "bfs" else {}
+                    hub = int(graph.node_ids[np.argmax(graph.degrees())])
+                    params = {"source": hub} if name == "bfs" else {}
                     for backend in backends:
                         row = measure(settings, graph, name, params, backend, args.repeat)
                         rows.append({**row, "graph": label})

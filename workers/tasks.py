@@ -34,7 +34,7 @@ from graphgpu.workers.context import WorkerContext, current_context
 
 log = logging.getLogger("graphgpu.worker")
 
-#: Stored graphs a worker keeps open between jobs (most recently used first out last).
+#: Stored graphs a worker keeps open between jobs (the least recently used goes first).
 OPEN_GRAPHS = 4
 _open_graphs: OrderedDict[str, Graph] = OrderedDict()
 

@@ -70,7 +70,7 @@ def test_write_result_round_trip(tmp_path) -> None:
     identity node ids are not written and read back as int64 0..n-1."""
     settings = Settings(data_dir=tmp_path)
     rng = np.random.default_rng(0)
-    big = rng.integers(-5, 2**40, size=protocol.PARALLEL_WRITE_BYTES // 8 * 3 + 123)
+    big = rng.integers(-5, 2**40, size=protocol.PARALLEL_WRITE_BYTES // 8 + 123)
     arrays = {"big": big, "empty": np.zeros(0, np.int32), "matrix": rng.random((5, 3)),
               "flags": rng.random(11) < 0.5, "strided": np.arange(20, dtype=np.int16)[::3]}
     manifest = protocol.ResultManifest(summary={"x": 1}, n=11, node_values=["flags"],
