@@ -2,8 +2,7 @@
 
 The backends differ only in how they solve a CSR graph; :mod:`.cpu` and :mod:`.gpu` pass their
 solvers and array module (``numpy`` or ``cupy``) to :func:`bfs` and :func:`components`, so the
-pruning flow and the summaries are written once. The result's arrays stay in ``xp`` (on the
-GPU, the worker copies them once, see ``AlgorithmResult``).
+pruning flow and the summaries are written once.
 """
 
 from __future__ import annotations
@@ -47,11 +46,12 @@ def bfs(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: BfsSolve
         level, parent = pruning.bfs_pruned(xp, pruned, graph.n, on_backend, core)
     else:
         level, parent = whole(on_backend)
-    # The arrays stay on the backend (the worker copies a GPU's once, to pinned memory).
+    host = getattr(xp, "asnumpy", np.asarray)
+    level, parent = host(level), host(parent)
     summary: dict[str, Any] = {"source": params.source}
     if params.sources is not None:
         summary["sources"] = int(sources.shape[0])
-    summary.update(reached=int(xp.count_nonzero(level >= 0)), max_level=int(level.max()),
+    summary.update(reached=int(np.count_nonzero(level >= 0)), max_level=int(level.max()),
                    **pruning.summary_fields(params.prune, pruned))
     progress(1.0, "bfs: done")
     return AlgorithmResult(summary=summary, node_values={"level": level, "parent": parent},
@@ -69,8 +69,10 @@ def components(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: C
         label, sizes = pruning.components_pruned(xp, pruned, graph.n, core)
     else:
         label, sizes = whole()
+    host = getattr(xp, "asnumpy", np.asarray)
+    label, sizes = host(label), host(sizes)
     progress(1.0, "connected_components: done")
     summary = {"count": int(sizes.shape[0]), "largest": int(sizes.max()),
-               "isolated": int(xp.count_nonzero(sizes == 1)),
+               "isolated": int(np.count_nonzero(sizes == 1)),
                **pruning.summary_fields(params.prune, pruned)}
     return AlgorithmResult(summary=summary, node_values={"label": label}, arrays={"sizes": sizes})
