@@ -108,7 +108,7 @@ def measure(settings: Settings, graph: Graph, name: str, params: dict, repeat: i
             "backend": "cpu", "function_ms": ms["function"], "prepare_ms": ms["prepare"],
             "write_ms": ms["write"], "time_ms": ours, "result_mb": nbytes / 1e6,
             "throughput": f"{nbytes / ours / 1e6:.2f} GB/s",
-            "peer": "before (asnumpy, to_original, np.save, node_id.npy)",
+            "peer": "before (to_original, np.save, node_id.npy)",
             "peer_ms": ms["peer"], "peer_mb": peer_bytes / 1e6, "ratio": ours / ms["peer"]}
 
 
