@@ -38,7 +38,7 @@ CSV_CHUNK_ROWS = 1 << 16
 def result_node_ids(folder: Path) -> np.ndarray:
     """The original node ids of a result's rows (memory-mapped): every renderer reads them
     here."""
-    return load_npy(folder / "node_id.npy")
+    return protocol.read_array(folder, protocol.NODE_ID)
 
 
 def graph_labels(st: AppState, record: dict[str, Any]) -> Labels | None:
@@ -148,7 +148,7 @@ def parquet(folder: Path, node_fields: list[str], arrays: list[str],
         raise ApiError(501, "parquet_unavailable", "the service has no pyarrow; install "
                        "graphgpu[dataframes] there, or use ?format=csv", field="format") from None
     names = ["node_id", *node_fields] if node_fields else arrays
-    columns = [np.asarray(load_npy(folder / f"{name}.npy")) for name in names]
+    columns = [np.asarray(protocol.read_array(folder, name)) for name in names]
     if not columns or any(c.ndim != 1 or c.shape != columns[0].shape for c in columns):
         raise ApiError(422, "unsupported_format", "this result has no table for Parquet (a "
                        "matrix, or arrays of different lengths); use ?format=npy&field=...",
@@ -319,8 +319,13 @@ def render(st: AppState, record: dict[str, Any], format: Format, field: str | No
         if name not in available:
             raise ApiError(422, "unknown_field", f"field must be one of {', '.join(available)}",
                            field="field")
-        return FileResponse(folder / f"{name}.npy", media_type="application/octet-stream",
-                            filename=f"{job_id}.{name}.npy")
+        path, filename = folder / f"{name}.npy", f"{job_id}.{name}.npy"
+        if not path.exists():  # identity node ids, not written: sent as rebuilt
+            buffer = io.BytesIO()
+            np.save(buffer, protocol.read_array(folder, name))
+            return Response(buffer.getvalue(), media_type="application/octet-stream", headers={
+                "Content-Disposition": f'attachment; filename="{filename}"'})
+        return FileResponse(path, media_type="application/octet-stream", filename=filename)
     return as_json(folder, manifest, record, summary_only, limit, labels)
 
 

@@ -75,6 +75,32 @@ def claim(redis: Redis, settings: Settings, job_id: str, worker: str,
                 continue
 
 
+#: Record a final status (ARGV[2], JSON) on job KEYS[1] if it runs (on worker ARGV[3], JSON;
+#: "" for any): 1, or 0 when it does not (then, if it has ended, it leaves the running set
+#: KEYS[2]). With it: the expiry, the admitted memory (KEYS[3]) released, the job dropped from
+#: its graph's set (key ARGV[6] .. graph id .. ARGV[7]) and the end published on ARGV[5].
+_FINISH = """
+local current = redis.call('HMGET', KEYS[1], 'status', 'worker', 'graph_id')
+if current[1] ~= '"running"' then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  return 0
+end
+if ARGV[3] ~= '' and current[2] ~= ARGV[3] then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+local graph = current[3] and cjson.decode(current[3])
+if type(graph) == 'string' and graph ~= '' then
+  redis.call('SREM', ARGV[6] .. graph .. ARGV[7], ARGV[1])
+end
+redis.call('PUBLISH', ARGV[5], cjson.decode(ARGV[2]))
+return 1
+"""
+
+
 def finish(
     redis: Redis,
     settings: Settings,
@@ -87,40 +113,22 @@ def finish(
     """Record a final status; returns False if the job had already finished.
 
     ``only_if_worker`` makes the change conditional on the job still running on that worker
-    (used when failing the jobs of a lost worker).
+    (used when failing the jobs of a lost worker). One script, one round trip: the status,
+    expiry, released memory and the end's message (a waiter woken by it reads the end) change
+    together or not at all.
     """
-    key = protocol.job_key(settings, job_id)
-    with redis.pipeline() as pipe:
-        while True:
-            try:
-                pipe.watch(key)
-                current = pipe.hmget(key, "status", "worker", "graph_id", "progress")
-                if current[0] is None or json.loads(current[0]) != "running":
-                    pipe.multi()
-                    pipe.srem(protocol.running_key(settings), job_id)
-                    pipe.execute()
-                    return False
-                if only_if_worker and json.loads(current[1] or "null") != only_if_worker:
-                    return False
-                graph_id = json.loads(current[2] or "null")
-                progress = json.loads(current[3] or "{}")
-                if status == "succeeded":
-                    progress = {"fraction": 1.0, "message": "done"}
-                pipe.multi()
-                pipe.hset(key, mapping={k: json.dumps(v) for k, v in {
-                    "status": status, "finished_at": time.time(), "progress": progress, **fields,
-                }.items()})
-                pipe.expire(key, settings.result_ttl)
-                pipe.srem(protocol.running_key(settings), job_id)
-                pipe.hdel(protocol.admitted_key(settings), job_id)  # its memory is back
-                # In the same transaction as the status: a waiter woken by it reads the end.
-                pipe.publish(protocol.job_done_channel(settings, job_id), status)
-                if graph_id:
-                    pipe.srem(protocol.graph_jobs_key(settings, graph_id), job_id)
-                pipe.execute()
-                return True
-            except WatchError:
-                continue
+    record = {"status": status, "finished_at": time.time(), **fields}
+    if status == "succeeded":
+        record["progress"] = {"fraction": 1.0, "message": "done"}
+    # The graph's key around its id, spelled by the protocol (the id is read in the script).
+    graph_key = protocol.graph_jobs_key(settings, "\0").split("\0")
+    done = redis.eval(
+        _FINISH, 3, protocol.job_key(settings, job_id), protocol.running_key(settings),
+        protocol.admitted_key(settings), job_id, json.dumps(status),
+        json.dumps(only_if_worker) if only_if_worker else "", settings.result_ttl,
+        protocol.job_done_channel(settings, job_id), *graph_key,
+        *(item for key, value in record.items() for item in (key, json.dumps(value))))
+    return bool(done)
 
 
 def recover_lost(redis: Redis, settings: Settings, job_id: str, worker: str,

@@ -11,6 +11,7 @@ import logging
 import shutil
 import time
 import traceback
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,29 @@ from graphgpu.workers.context import WorkerContext, current_context
 
 log = logging.getLogger("graphgpu.worker")
 
+#: Stored graphs a worker keeps open between jobs (the least recently used goes first).
+OPEN_GRAPHS = 4
+_open_graphs: OrderedDict[str, Graph] = OrderedDict()
+
+
+def load_graph(ctx: WorkerContext, graph_id: str) -> Graph:
+    """A stored graph, opened (memory-mapped) once and kept for the next jobs on it.
+
+    Safe because a graph id is the address of its content: whatever is stored under it later
+    is the same graph; one that was deleted is let go (and its job fails as before) when a job
+    asks for it, otherwise when it drops out of the :data:`OPEN_GRAPHS` kept (its maps hold
+    its disk space until then). Kept with it is what it computed once (a directed graph's
+    symmetrised view).
+    """
+    if graph_id in _open_graphs and ctx.graphs.exists(graph_id):
+        _open_graphs.move_to_end(graph_id)
+        return _open_graphs[graph_id]
+    _open_graphs.pop(graph_id, None)
+    graph = _open_graphs[graph_id] = ctx.graphs.load(graph_id)
+    while len(_open_graphs) > OPEN_GRAPHS:
+        _open_graphs.popitem(last=False)
+    return graph
+
 
 def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
     if requested == "auto":
@@ -43,8 +67,40 @@ def _backend_for(ctx: WorkerContext, requested: str) -> Backend:
 
 
 
-def _translate(graph: Graph, result: AlgorithmResult, name: str, values: np.ndarray) -> np.ndarray:
-    return graph.to_original(values) if name in result.node_id_fields else np.asarray(values)
+def _id_dtype(graph: Graph) -> np.dtype:
+    """The narrowest of int32 and int64 that holds every original id of ``graph`` and -1."""
+    top = int(graph.node_ids[-1]) if graph.n else 0
+    return np.dtype(np.int32 if top <= np.iinfo(np.int32).max else np.int64)
+
+
+def _original_ids(graph: Graph, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Internal ids (``-1`` = none) as original ids of ``dtype``: one gather through the
+    node-id table with ``-1`` appended (index -1 reads it)."""
+    table = np.empty(graph.n + 1, dtype=dtype)
+    table[:-1] = graph.node_ids
+    table[-1] = -1
+    return table[values]
+
+
+def result_arrays(graph: Graph, result: AlgorithmResult) -> tuple[dict[str, np.ndarray], bool]:
+    """The arrays of a job's result folder, and whether the graph's ids are ``0..n-1`` (then
+    no ``node_id`` array: readers rebuild it, ``protocol.read_array``).
+
+    Node-id fields become original ids in the narrowest dtype that holds them
+    (:func:`_id_dtype`); identity ids need no translation, only the narrowing. Other arrays
+    are written as the algorithm made them (host arrays: a GPU backend copies its own).
+    """
+    # Ids are distinct, ascending and non-negative: the last is n - 1 only for 0..n-1.
+    identity = graph.n == 0 or int(graph.node_ids[-1]) == graph.n - 1
+    dtype = _id_dtype(graph)
+    arrays: dict[str, np.ndarray] = {} if identity else {protocol.NODE_ID: graph.node_ids}
+    for name, values in (*result.node_values.items(), *result.arrays.items()):
+        values = np.asarray(values)
+        if name in result.node_id_fields:
+            values = (values.astype(dtype, copy=False) if identity
+                      else _original_ids(graph, values, dtype))
+        arrays[name] = values
+    return arrays, identity
 
 
 def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
@@ -60,7 +116,7 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     start = time.perf_counter()
     # A directed graph: the algorithm's rule (registry.graph_view) picks the graph it runs on;
     # the manifest records which (``graph_view``), so the result says so.
-    graph, view = graph_view(algorithm, ctx.graphs.load(record["graph_id"]))
+    graph, view = graph_view(algorithm, load_graph(ctx, record["graph_id"]))
     if backend == "gpu":
         device.on_device(graph)
     timings["load_ms"] = (time.perf_counter() - start) * 1e3
@@ -70,17 +126,18 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
         result = run(graph, params, progress, exchange=fanout.IslandExchange(ctx, record))
     else:
         result = run(graph, params, progress)
+    arrays, identity = result_arrays(graph, result)
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
     summary = algorithm.result_model.model_validate(result.summary).model_dump(mode="json")
-    arrays = {"node_id": np.asarray(graph.node_ids)}
-    for name, values in (*result.node_values.items(), *result.arrays.items()):
-        arrays[name] = _translate(graph, result, name, values)
     manifest = protocol.ResultManifest(
         summary=summary, n=graph.n, node_values=list(result.node_values),
-        arrays=list(result.arrays), graph_view=view,
+        arrays=list(result.arrays), graph_view=view, identity_ids=identity,
         node_id_fields=[f for f in result.node_id_fields
                         if f in result.node_values or f in result.arrays])
     protocol.write_result(ctx.settings, record["id"], manifest, arrays)
+    timings["write_ms"] = (time.perf_counter() - start) * 1e3
+    timings["result_bytes"] = sum(int(a.nbytes) for a in arrays.values())
     return False
 
 

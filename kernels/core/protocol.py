@@ -4,7 +4,8 @@ A job record is a Redis hash :func:`job_key` whose values are JSON. The API crea
 (``queued``) and may move it to ``canceled`` (``service/jobs.py``); workers move it through
 ``running`` to a finished status (``workers/records.py``). RQ carries only the job id to the
 task :data:`TASK`, JSON-encoded (never pickle). A finished job's arrays and manifest live in the
-folder :func:`result_folder`, written whole by :func:`write_result`.
+folder :func:`result_folder`, written whole by :func:`write_result` and read back by
+:func:`read_array` (which rebuilds the node ids that were not written: identity ids).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.store import load_npy
 
 #: The RQ task that runs one job, and the one that merges a fanned-out job's shards.
 TASK = "graphgpu.workers.tasks.execute"
@@ -31,6 +34,15 @@ FINISHED: frozenset[str] = frozenset({"succeeded", "failed", "canceled"})
 
 #: File of a result folder that lists its summary and arrays.
 RESULT_MANIFEST = "result.json"
+#: Stem of the array of original node ids, aligned with the node values.
+NODE_ID = "node_id"
+#: Results larger than this write their arrays one thread each: copies into the page cache
+#: scale with files (one file's buffered writes take its inode's lock, so chunks of one file
+#: would not): 2 x 64 MB in 15 ms instead of 29 on two idle cores. Below it, threads cost
+#: more than they save on a busy machine.
+PARALLEL_WRITE_BYTES = 32 << 20
+_WRITERS = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1),
+                              thread_name_prefix="result-write")
 
 
 def job_key(settings: Settings, job_id: str) -> str:
@@ -110,16 +122,21 @@ class ResultManifest(BaseModel):
     summary : dict
         The algorithm's result model, dumped to JSON (a generator's: the new graph's id, n, m).
     n : int
-        Nodes of the graph the job ran on (rows of ``node_id.npy``); 0 without node values.
+        Nodes of the graph the job ran on (rows of ``node_id``); 0 without node values.
     node_values : list of str
-        Names of the per-node arrays (``<name>.npy``, aligned with ``node_id.npy``).
+        Names of the per-node arrays (``<name>.npy``, aligned with ``node_id``).
     arrays : list of str
         Names of the other arrays (a node x node matrix, a list of members, ...).
     graph_view : str, optional
         ``undirected``, ``directed`` or ``symmetrised`` (:func:`registry.graph_view`); None
         for a generator.
     node_id_fields : list of str
-        The node-value and array names whose values are node ids (original ids).
+        The node-value and array names whose values are node ids (original ids), stored in
+        the narrowest of int32 and int64 that holds the graph's largest id.
+    identity_ids : bool
+        The graph's original ids are ``0..n-1`` (every generated graph, most uploads): node
+        ``i`` is original id ``i``, so no ``node_id.npy`` is written and :func:`read_array`
+        rebuilds it. (Results written before this flag have it False and the file.)
     """
 
     summary: dict[str, Any]
@@ -128,17 +145,39 @@ class ResultManifest(BaseModel):
     arrays: list[str] = []
     graph_view: str | None = None
     node_id_fields: list[str] = []
+    identity_ids: bool = False
+
+    def names(self) -> list[str]:
+        """Names of the result's arrays (``node_id`` first, where there is one), written or
+        rebuilt (:func:`read_array` reads each)."""
+        names = [*self.node_values, *self.arrays]
+        return [NODE_ID, *names] if self.n or names else names
 
     def files(self) -> list[str]:
-        """Names of the folder's ``.npy`` files (``node_id`` first, where there is one)."""
-        names = [*self.node_values, *self.arrays]
-        return ["node_id", *names] if self.n or names else names
+        """Names of the folder's ``.npy`` files: :meth:`names` less the identity ids."""
+        return [name for name in self.names()
+                if not (name == NODE_ID and self.identity_ids)]
 
 
 def read_manifest(settings: Settings, job_id: str) -> ResultManifest:
     """The manifest of a job's result (raises ``OSError`` when there is none)."""
     return ResultManifest.model_validate_json(
         (result_folder(settings, job_id) / RESULT_MANIFEST).read_bytes())
+
+
+def read_array(folder: Path, name: str) -> np.ndarray:
+    """One array of a result folder, memory-mapped read-only; the node ids of an
+    :attr:`~ResultManifest.identity_ids` result, which are not written, rebuilt (int64
+    ``0..n-1``, as they were written before).
+
+    Raises ``OSError`` for a name the folder does not hold.
+    """
+    path = folder / f"{name}.npy"
+    if name == NODE_ID and not path.exists():
+        manifest = ResultManifest.model_validate_json((folder / RESULT_MANIFEST).read_bytes())
+        if manifest.identity_ids:
+            return np.arange(manifest.n, dtype=np.int64)
+    return load_npy(path)
 
 
 def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
@@ -151,14 +190,24 @@ def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
     job_id : str
     manifest : ResultManifest
     arrays : dict of str to ndarray
-        Saved as ``<name>.npy`` (those :meth:`ResultManifest.files` names).
+        Saved as ``<name>.npy`` (those :meth:`ResultManifest.files` names), each array by
+        a thread of its own when the result passes :data:`PARALLEL_WRITE_BYTES`; a
+        C-ordered array is written from where it lies.
     """
     staging = settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
-    for name, array in arrays.items():
-        np.save(staging / f"{name}.npy", array)
+    files = [(staging / f"{name}.npy", array) for name, array in arrays.items()]
+    if len(files) > 1 and sum(int(a.nbytes) for a in arrays.values()) > PARALLEL_WRITE_BYTES:
+        list(_WRITERS.map(_save, *zip(*files, strict=True)))  # raises what a write raised
+    else:
+        for path, array in files:
+            _save(path, array)
     (staging / RESULT_MANIFEST).write_text(manifest.model_dump_json())
     target = result_folder(settings, job_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(target, ignore_errors=True)
     os.rename(staging, target)
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    np.save(path, array, allow_pickle=False)  # a C-ordered array goes out as it is, no copy

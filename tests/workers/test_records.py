@@ -67,6 +67,42 @@ def test_claim_then_finish(env) -> None:
     assert not records.finish(redis, settings, job_id, "failed", fields={})  # already final
 
 
+def test_finish_is_one_step_for_the_owner_only(env) -> None:
+    """A final status is written only by the attempt's worker; with it, the admitted memory is
+    released and the end published; a failure keeps the progress it reached."""
+    settings, redis = env
+    job_id = _queued(redis, settings)
+    redis.hset(protocol.admitted_key(settings), job_id, json.dumps({"host_bytes": 10}))
+    records.claim(redis, settings, job_id, "w1")
+    records.ProgressReporter(redis, settings, job_id, "w1")(0.5, "half")
+    listener = redis.pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(protocol.job_done_channel(settings, job_id))
+    assert not records.finish(redis, settings, job_id, "failed", fields={"error": {}},
+                              only_if_worker="w2")
+    assert records.read(redis, settings, job_id)["status"] == "running"
+    assert redis.hexists(protocol.admitted_key(settings), job_id)
+    assert records.finish(redis, settings, job_id, "failed", only_if_worker="w1",
+                          fields={"error": {"code": "x", "message": "y"}, "timings": {"a": 1}})
+    final = records.read(redis, settings, job_id)
+    assert final["status"] == "failed" and final["error"] == {"code": "x", "message": "y"}
+    assert final["progress"] == {"fraction": 0.5, "message": "half"}
+    assert final["timings"] == {"a": 1} and final["finished_at"] >= final["started_at"]
+    assert not redis.hexists(protocol.admitted_key(settings), job_id)
+    assert not redis.scard(settings.key("graph", "g1", "jobs"))
+    message = wait_for_message(listener)
+    assert message["data"] == b"failed"
+    listener.close()
+
+
+def wait_for_message(listener) -> dict:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        message = listener.get_message(timeout=0.1)
+        if message is not None:
+            return message
+    raise AssertionError("no message published")
+
+
 def test_canceled_job_is_not_claimed(env) -> None:
     settings, redis = env
     job_id = _queued(redis, settings)
