@@ -430,22 +430,24 @@ def _escape(c):
     return 6 if c < 32 else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _json_texts(buf, starts, ends):
     """The table of string labels ``buf[starts[i]:ends[i]]``: JSON strings (escaped as
-    ``json.dumps(..., ensure_ascii=False)`` does), each followed by a comma."""
+    ``json.dumps(..., ensure_ascii=False)`` does), each followed by a comma. Labels in
+    parallel: their sizes, then (after a prefix sum) their texts."""
     n = starts.shape[0]
     offsets = np.zeros(n + 1, np.int64)
-    for k in range(n):
+    for k in prange(n):
         size = 3
         for j in range(starts[k], ends[k]):
             e = _escape(buf[j])
             size += e if e else 1
-        offsets[k + 1] = offsets[k] + size
+        offsets[k + 1] = size
+    offsets = np.cumsum(offsets)
     hexdigits = np.frombuffer(b"0123456789abcdef", np.uint8)
     out = np.empty(offsets[n], np.uint8)
-    p = 0
-    for k in range(n):
+    for k in prange(n):
+        p = offsets[k]
         out[p] = 34
         p += 1
         for j in range(starts[k], ends[k]):
@@ -459,13 +461,15 @@ def _json_texts(buf, starts, ends):
                 out[p + 1] = c if c >= 32 else (98 if c == 8 else 102)  # \b, \f
                 p += 2
             else:
-                out[p:p + 4] = np.frombuffer(b"\\u00", np.uint8)
+                out[p] = 92
+                out[p + 1] = 117  # \u00
+                out[p + 2] = 48
+                out[p + 3] = 48
                 out[p + 4] = hexdigits[c >> 4]
                 out[p + 5] = hexdigits[c & 15]
                 p += 6
         out[p] = 34
         out[p + 1] = 44
-        p += 2
     return out, offsets
 
 
