@@ -25,9 +25,7 @@ from graphgpu.kernels.core.settings import Settings
 
 _MIN_CHUNK = 4 << 20  # text a thread scans at least
 _PARTS = 64  # pieces of the sorted keys numbered in parallel (a few a thread, for balance)
-#: Labels one hash prefix may hold before the text goes the exact, slower way (labels made to
-#: share a prefix would cost a comparison with each other label of it a token).
-_MAX_RUN_LABELS = 16
+_MAX_RUN_LABELS = 16  # labels of one hash prefix before the exact way (a made file's)
 _BLOCK = 32  # tokens whose spans and bytes are fetched together
 
 def parse_edgelist(text: bytes, settings: Settings
@@ -117,9 +115,8 @@ def _scan_chunks(text: bytes, arr: np.ndarray, src: np.ndarray, dst: np.ndarray,
 
 
 def _intern_exactly(text: bytes, src: np.ndarray, dst: np.ndarray, rows: int) -> np.ndarray:
-    """:func:`_intern` by a dict of the labels' bytes, for the text with more than
-    :data:`_MAX_RUN_LABELS` labels under one hash prefix (never met by chance, but a file can
-    be made so)."""
+    """:func:`_intern` by a dict of the labels' bytes, for a text with more than
+    :data:`_MAX_RUN_LABELS` labels under one hash prefix (never by chance; a made file)."""
     index: dict[bytes, int] = {}
     reps: list[int] = []
     for r in range(rows):  # ids in order of first appearance, as _intern numbers them
@@ -251,19 +248,15 @@ def _scan_labelled(buf, i, end, line, ncols, src, dst, w, hs):
 
 def _intern(buf: np.ndarray, src: np.ndarray, dst: np.ndarray, hs: np.ndarray, rows: int
             ) -> np.ndarray | None:
-    """Phase two: number the labels of the ``rows`` rows (their packed spans in
-    ``src``/``dst``, their hashes in ``hs``) in order of first appearance, writing the ids
-    over ``src``/``dst``; returns each label's packed span, or None (``src``/``dst``
-    untouched) where more than :data:`_MAX_RUN_LABELS` labels share one hash prefix.
+    """Phase two: number the labels (packed spans in ``src``/``dst``, hashes ``hs``) by first
+    appearance, ids over ``src``/``dst``; returns each label's packed span, or None (nothing
+    written) where more than :data:`_MAX_RUN_LABELS` labels share one hash prefix.
 
-    The tokens are grouped by one vectorised sort of keys (hash prefix, token index), which
-    NumPy sorts with SIMD: no random probe of a hash table per token. Within a run of one
-    prefix, labels are told apart by their bytes, so identity is exact, never the hash's.
-    In parallel: the sorted keys are cut at run boundaries into parts, each numbering its
-    runs into its own slots (a part has no more labels than tokens); the slots are then
-    ranked by their first token, in parallel over token ranges. (Each step is its own compiled
-    function: Numba fuses the parallel loops of one function over the same range, which would
-    race here.)"""
+    One SIMD sort of keys (hash prefix, token index) groups the tokens (no random probe of a
+    hash table a token); the labels of one prefix are told apart by their bytes (identity is
+    exact). The sorted keys are numbered in parallel pieces, cut at run boundaries, into
+    slots that are then ranked by first token (each step its own function: Numba would fuse
+    parallel loops over one range, which race here)."""
     tokens = 2 * rows
     tbits = max(1, (tokens - 1).bit_length())
     keys = _keys(hs[:tokens], tbits)  # over the hashes: no other use of them
@@ -327,10 +320,9 @@ def _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, cap):
     """Each piece's runs numbered into slots ``cuts[p]...`` (a token joins the run's label
     whose bytes it has, else starts one): ``slot_of`` each token's slot, ``head`` and
     ``span`` each slot's first token and its packed span; returns the end of each piece's
-    used slots, -1 for a piece with a run of more than ``cap`` labels.
-
-    The tokens' spans and first bytes are fetched a block at a time before they are compared:
-    independent loads, so the memory serves them together instead of one miss at a time."""
+    used slots, -1 for a piece with a run of more than ``cap`` labels. The tokens' spans and
+    first bytes are fetched a block at a time before they are compared: independent loads,
+    which the memory serves together instead of one miss at a time."""
     tmask = np.uint64((1 << tbits) - 1)
     shift = np.uint64(tbits)
     parts = cuts.shape[0] - 1
@@ -385,8 +377,7 @@ def _heads(cuts, used, head, tokens):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _first_ranks(is_head, parts):
-    """The rank of the first label first met in each of ``parts`` token ranges (and the
-    count of labels last)."""
+    """The rank of the first label met in each of ``parts`` token ranges, the count last."""
     tokens = is_head.shape[0]
     first = np.zeros(parts + 1, np.int64)
     for p in prange(parts):
