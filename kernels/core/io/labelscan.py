@@ -2,12 +2,12 @@
 :class:`~graphgpu.kernels.core.labels.Labels` table, with no per-token Python object.
 
 Phase one (:func:`_scan_labelled`, threads over whole-line chunks as the integer scanner runs)
-finds each token and hashes its bytes (FNV-1a, 64 bits); phase two (:func:`_intern`) groups
-equal hashes by one SIMD sort of (hash prefix, token index) keys and numbers them in order of
-first appearance (a hash table cost one random probe a token, twice the time); phase three
-(:func:`_verify`, parallel) compares every token's bytes with its label's. Two labels that
-share a 64-bit hash (never met by chance below billions of labels, but a file can be made so)
-send the file through an exact, slower path instead (:func:`_intern_exactly`).
+finds each token and hashes its bytes (FNV-1a, 64 bits); phase two (:func:`_intern`, in
+parallel) groups the tokens of one hash prefix by one SIMD sort of (hash prefix, token index)
+keys, tells the labels of a prefix apart by their bytes (so identity is exact) and numbers them
+in order of first appearance (a hash table cost one random probe a token, twice the time).
+More than a few labels under one prefix (never met by chance, but a file can be made so) send
+the file through an exact, slower path instead (:func:`_intern_exactly`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from graphgpu.kernels.core.labels import FNV_OFFSET, FNV_PRIME, Labels
 from graphgpu.kernels.core.settings import Settings
 
 _MIN_CHUNK = 4 << 20  # text a thread scans at least
+_PARTS = 64  # pieces of the sorted keys numbered in parallel (a few a thread, for balance)
+_MAX_RUN_LABELS = 16  # labels of one hash prefix before the exact way (a made file's)
+_BLOCK = 32  # tokens whose spans and bytes are fetched together
 
 def parse_edgelist(text: bytes, settings: Settings
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, None, Labels]:
@@ -53,8 +56,8 @@ def parse_edgelist(text: bytes, settings: Settings
     src, dst, w = np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, np.float64)
     hashes = np.empty(2 * rows, np.uint64)
     got, ncols = _scan_chunks(text, arr, src, dst, w, hashes)
-    reps = _intern(src, dst, hashes, got)
-    if not _verify(arr, src, dst, hashes[:2 * got].view(np.int64), reps):
+    reps = _intern(arr, src, dst, hashes, got)
+    if reps is None:
         reps = _intern_exactly(text, src, dst, got)
     del hashes
     starts = reps >> _LEN_BITS
@@ -112,9 +115,8 @@ def _scan_chunks(text: bytes, arr: np.ndarray, src: np.ndarray, dst: np.ndarray,
 
 
 def _intern_exactly(text: bytes, src: np.ndarray, dst: np.ndarray, rows: int) -> np.ndarray:
-    """:func:`_intern` and :func:`_verify` by a dict of the labels' bytes, for the text whose
-    labels share a 64-bit hash (never met by chance below billions of labels, but a file can
-    be made so)."""
+    """:func:`_intern` by a dict of the labels' bytes, for a text with more than
+    :data:`_MAX_RUN_LABELS` labels under one hash prefix (never by chance; a made file)."""
     index: dict[bytes, int] = {}
     reps: list[int] = []
     for r in range(rows):  # ids in order of first appearance, as _intern numbers them
@@ -244,95 +246,169 @@ def _scan_labelled(buf, i, end, line, ncols, src, dst, w, hs):
     return 0, row, ncols, line, i
 
 
-def _intern(src: np.ndarray, dst: np.ndarray, hs: np.ndarray, rows: int) -> np.ndarray:
-    """Phase two: number the hashes ``hs`` in order of first appearance, writing each token's
-    label id over its hash (``hs`` viewed as int64); returns each label's packed span (from
-    ``src``/``dst``). Equal hashes are taken as equal labels here (:func:`_verify` checks).
+def _intern(buf: np.ndarray, src: np.ndarray, dst: np.ndarray, hs: np.ndarray, rows: int
+            ) -> np.ndarray | None:
+    """Phase two: number the labels (packed spans in ``src``/``dst``, hashes ``hs``) by first
+    appearance, ids over ``src``/``dst``; returns each label's packed span, or None (nothing
+    written) where more than :data:`_MAX_RUN_LABELS` labels share one hash prefix.
 
-    The tokens are grouped by one vectorised sort of keys (hash prefix, token index), which
-    NumPy sorts with SIMD: no random probe of a hash table per token."""
+    One SIMD sort of keys (hash prefix, token index) groups the tokens (no random probe of a
+    hash table a token); the labels of one prefix are told apart by their bytes (identity is
+    exact). The sorted keys are numbered in parallel pieces, cut at run boundaries, into
+    slots that are then ranked by first token (each step its own function: Numba would fuse
+    parallel loops over one range, which race here)."""
     tokens = 2 * rows
     tbits = max(1, (tokens - 1).bit_length())
-    keys = hs[:tokens] >> np.uint64(tbits) << np.uint64(tbits)
-    keys |= np.arange(tokens, dtype=np.uint64)
+    keys = _keys(hs[:tokens], tbits)  # over the hashes: no other use of them
     keys.sort()
-    return _number(keys, tbits, src, dst, hs[:tokens])
-
-
-@njit(cache=True, nogil=True)
-def _number(keys, tbits, src, dst, hs):
-    """Labels from the sorted keys: a run of one hash prefix is one label when its tokens'
-    full hashes agree (else one label per full hash), numbered by first appearance."""
-    tokens = hs.shape[0]
-    tmask = np.uint64((1 << tbits) - 1)
-    label_of = np.empty(tokens, np.int64)
-    head = np.empty(tokens, np.int64)  # the first token of each label
-    n, i = 0, 0
-    while i < tokens:
-        prefix = keys[i] >> np.uint64(tbits)
-        j = i + 1
-        while j < tokens and keys[j] >> np.uint64(tbits) == prefix:
-            j += 1
-        first = np.int64(keys[i] & tmask)
-        same = True
-        for q in range(i + 1, j):
-            if hs[np.int64(keys[q] & tmask)] != hs[first]:
-                same = False
-                break
-        base = n
-        for q in range(i, j):  # tokens in order of appearance within the run
-            t = np.int64(keys[q] & tmask)
-            k = base if same and q > i else -1
-            if not same:
-                for c in range(base, n):
-                    if hs[head[c]] == hs[t]:
-                        k = c
-                        break
-            if k < 0:
-                head[n] = t
-                k = n
-                n += 1
-            label_of[t] = k
-        i = j
-    is_head = np.zeros(tokens, np.bool_)
-    for c in range(n):
-        is_head[head[c]] = True
-    rank = head  # (reused) labels renumbered in order of their first token
-    reps = np.empty(n, np.int64)
-    r = 0
-    for t in range(tokens):
-        if is_head[t]:
-            rank[label_of[t]] = r
-            reps[r] = src[t // 2] if t % 2 == 0 else dst[t // 2]
-            r += 1
-    ids = hs.view(np.int64)
-    for t in range(tokens):
-        ids[t] = rank[label_of[t]]
+    cuts = _cuts(keys, tbits, min(_PARTS, tokens))
+    slot_of, head, span = (np.empty(tokens, np.int64) for _ in range(3))
+    used = _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, _MAX_RUN_LABELS)
+    del span
+    if (used < 0).any():
+        return None
+    is_head = _heads(cuts, used, head, tokens)
+    first = _first_ranks(is_head, cuts.shape[0] - 1)
+    reps = _rank(is_head, first, slot_of, head, src, dst)
+    _relabel(slot_of, head, src, dst)
     return reps
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _verify(buf, src, dst, ids, reps):
-    """Whether every token's bytes equal those of the label its hash gave it (False: two
-    labels share a 64-bit hash); then ``src``/``dst`` receive the ids. Tokens in parallel."""
-    bad = 0
-    for t in prange(ids.shape[0]):
-        packed = src[t // 2] if t % 2 == 0 else dst[t // 2]
-        other = reps[ids[t]]
-        size = packed & MAX_LABEL_BYTES
-        lo, o = packed >> _LEN_BITS, other >> _LEN_BITS
-        if other & MAX_LABEL_BYTES != size:
-            bad += 1
-        elif lo != o:
-            for j in range(size):
-                if buf[o + j] != buf[lo + j]:
-                    bad += 1
-                    break
-    if bad:
+def _keys(hs, tbits):
+    """The sort keys (hash prefix, token index), written over the hashes ``hs``."""
+    shift = np.uint64(tbits)
+    for t in prange(hs.shape[0]):
+        hs[t] = hs[t] >> shift << shift | np.uint64(t)
+    return hs
+
+
+@njit(cache=True, nogil=True)
+def _cuts(keys, tbits, parts):
+    """``parts + 1`` bounds of near-equal pieces of the sorted keys, each at a run's start."""
+    tokens = keys.shape[0]
+    shift = np.uint64(tbits)
+    cuts = np.empty(parts + 1, np.int64)
+    cuts[0], cuts[parts] = 0, tokens
+    for p in range(1, parts):
+        i = max(tokens * p // parts, cuts[p - 1])
+        while 0 < i < tokens and keys[i] >> shift == keys[i - 1] >> shift:
+            i += 1
+        cuts[p] = i
+    return cuts
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same_label(buf, a, b, b0):
+    """Whether the packed spans ``a`` and ``b`` (its first byte ``b0``) hold the same
+    bytes."""
+    size = a & MAX_LABEL_BYTES
+    if b & MAX_LABEL_BYTES != size:
         return False
-    for r in prange(ids.shape[0] // 2):
-        src[r], dst[r] = ids[2 * r], ids[2 * r + 1]
+    lo, o = a >> _LEN_BITS, b >> _LEN_BITS
+    if lo != o:
+        if buf[lo] != b0:
+            return False
+        for j in range(1, size):
+            if buf[lo + j] != buf[o + j]:
+                return False
     return True
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, cap):
+    """Each piece's runs numbered into slots ``cuts[p]...`` (a token joins the run's label
+    whose bytes it has, else starts one): ``slot_of`` each token's slot, ``head`` and
+    ``span`` each slot's first token and its packed span; returns the end of each piece's
+    used slots, -1 for a piece with a run of more than ``cap`` labels. The tokens' spans and
+    first bytes are fetched a block at a time before they are compared: independent loads,
+    which the memory serves together instead of one miss at a time."""
+    tmask = np.uint64((1 << tbits) - 1)
+    shift = np.uint64(tbits)
+    parts = cuts.shape[0] - 1
+    used = np.empty(parts, np.int64)
+    for p in prange(parts):
+        block_t = np.empty(_BLOCK, np.int64)
+        block_span = np.empty(_BLOCK, np.int64)
+        block_b0 = np.empty(_BLOCK, np.uint8)
+        n = base = cuts[p]
+        prefix = np.uint64(0)
+        for lo in range(cuts[p], cuts[p + 1], _BLOCK):
+            hi = min(lo + _BLOCK, cuts[p + 1])
+            for q in range(lo, hi):
+                t = np.int64(keys[q] & tmask)
+                packed = src[t // 2] if t % 2 == 0 else dst[t // 2]
+                block_t[q - lo], block_span[q - lo] = t, packed
+            for q in range(lo, hi):
+                block_b0[q - lo] = buf[block_span[q - lo] >> _LEN_BITS]
+            for q in range(lo, hi):
+                if q == cuts[p] or keys[q] >> shift != prefix:  # a new run
+                    prefix = keys[q] >> shift
+                    base = n
+                t, packed = block_t[q - lo], block_span[q - lo]
+                k = -1
+                for c in range(base, n):
+                    if _same_label(buf, span[c], packed, block_b0[q - lo]):
+                        k = c
+                        break
+                if k < 0:
+                    if n - base == cap:
+                        n = -1
+                        break
+                    head[n], span[n] = t, packed
+                    k = n
+                    n += 1
+                slot_of[t] = k
+            if n < 0:
+                break
+        used[p] = n
+    return used
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _heads(cuts, used, head, tokens):
+    """Which tokens are the first of their label."""
+    is_head = np.zeros(tokens, np.bool_)
+    for p in prange(used.shape[0]):
+        for c in range(cuts[p], used[p]):
+            is_head[head[c]] = True
+    return is_head
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _first_ranks(is_head, parts):
+    """The rank of the first label met in each of ``parts`` token ranges, the count last."""
+    tokens = is_head.shape[0]
+    first = np.zeros(parts + 1, np.int64)
+    for p in prange(parts):
+        first[p + 1] = np.count_nonzero(is_head[tokens * p // parts:tokens * (p + 1) // parts])
+    for p in range(parts):
+        first[p + 1] += first[p]
+    return first
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _rank(is_head, first, slot_of, rank, src, dst):
+    """Slots renumbered in order of their first token (into ``rank``); returns each
+    label's packed span."""
+    tokens = is_head.shape[0]
+    parts = first.shape[0] - 1
+    reps = np.empty(first[parts], np.int64)
+    for p in prange(parts):
+        r = first[p]
+        for t in range(tokens * p // parts, tokens * (p + 1) // parts):
+            if is_head[t]:
+                rank[slot_of[t]] = r
+                reps[r] = src[t // 2] if t % 2 == 0 else dst[t // 2]
+                r += 1
+    return reps
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _relabel(slot_of, rank, src, dst):
+    """Each token's label id (its slot's rank) over its packed span in ``src``/``dst``."""
+    for r in prange(slot_of.shape[0] // 2):
+        src[r], dst[r] = rank[slot_of[2 * r]], rank[slot_of[2 * r + 1]]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -345,22 +421,24 @@ def _escape(c):
     return 6 if c < 32 else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _json_texts(buf, starts, ends):
     """The table of string labels ``buf[starts[i]:ends[i]]``: JSON strings (escaped as
-    ``json.dumps(..., ensure_ascii=False)`` does), each followed by a comma."""
+    ``json.dumps(..., ensure_ascii=False)`` does), each followed by a comma. Labels in
+    parallel: their sizes, then (after a prefix sum) their texts."""
     n = starts.shape[0]
     offsets = np.zeros(n + 1, np.int64)
-    for k in range(n):
+    for k in prange(n):
         size = 3
         for j in range(starts[k], ends[k]):
             e = _escape(buf[j])
             size += e if e else 1
-        offsets[k + 1] = offsets[k] + size
+        offsets[k + 1] = size
+    offsets = np.cumsum(offsets)
     hexdigits = np.frombuffer(b"0123456789abcdef", np.uint8)
     out = np.empty(offsets[n], np.uint8)
-    p = 0
-    for k in range(n):
+    for k in prange(n):
+        p = offsets[k]
         out[p] = 34
         p += 1
         for j in range(starts[k], ends[k]):
@@ -374,13 +452,15 @@ def _json_texts(buf, starts, ends):
                 out[p + 1] = c if c >= 32 else (98 if c == 8 else 102)  # \b, \f
                 p += 2
             else:
-                out[p:p + 4] = np.frombuffer(b"\\u00", np.uint8)
+                out[p] = 92
+                out[p + 1] = 117  # \u00
+                out[p + 2] = 48
+                out[p + 3] = 48
                 out[p + 4] = hexdigits[c >> 4]
                 out[p + 5] = hexdigits[c & 15]
                 p += 6
         out[p] = 34
         out[p + 1] = 44
-        p += 2
     return out, offsets
 
 

@@ -125,10 +125,31 @@ def test_labels_are_part_of_the_content_address(tmp_path):
     assert store.labels(ids[b"0 1\n"]) is None
 
 
-def test_hash_collisions_fall_back_to_exact_interning(monkeypatch):
+def test_labels_of_one_hash_are_told_apart_by_their_bytes():
+    """Every token given the same hash (as a made file could): one sort run, and the labels
+    in it are still told apart by their bytes, numbered in order of first appearance."""
+    lines = [("a", "b"), ("c", "a"), ("b", "dd"), ("dd", "a"), ("d", "c")]
+    text = "".join(f"{u} {v}\n" for u, v in lines).encode()
+    starts = np.cumsum([0] + [len(u) + len(v) + 2 for u, v in lines])[:-1].tolist()
+    bits = labelscan._LEN_BITS
+    src = np.array([lo << bits | len(u)
+                    for lo, (u, _) in zip(starts, lines, strict=True)], np.int64)
+    dst = np.array([(lo + len(u) + 1) << bits | len(v)
+                    for lo, (u, v) in zip(starts, lines, strict=True)], np.int64)
+    hashes = np.full(2 * len(lines), 12345, np.uint64)
+    reps = labelscan._intern(np.frombuffer(text, np.uint8), src, dst, hashes, len(lines))
+    want_src, want_dst, labels = oracle(lines)
+    assert src.tolist() == want_src and dst.tolist() == want_dst
+    assert [text[r >> labelscan._LEN_BITS:(r >> labelscan._LEN_BITS)
+                 + (r & labelscan.MAX_LABEL_BYTES)].decode() for r in reps] == labels
+
+
+def test_many_labels_under_one_hash_prefix_fall_back_to_exact_interning(monkeypatch):
     lines = [("a", "b"), ("c", "a"), ("b", "dd"), ("dd", "a")]
     text = "".join(f"{u} {v}\n" for u, v in lines).encode()
-    monkeypatch.setattr(labelscan, "_verify", lambda *args: False)  # as if two hashes met
+    monkeypatch.setattr(labelscan, "_MAX_RUN_LABELS", 0)  # as if a file crowded one prefix
+    assert labelscan._intern(np.frombuffer(text, np.uint8), np.zeros(4, np.int64),
+                             np.zeros(4, np.int64), np.arange(8, dtype=np.uint64), 4) is None
     parsed = parse_graph(text)
     src, dst, labels = oracle(lines)
     assert parsed.src.tolist() == src and parsed.dst.tolist() == dst
