@@ -59,14 +59,13 @@ def _segments(in_indptr: Any) -> tuple[Any, ...] | None:
             cp.empty(segments), cp.zeros(rows.shape[0], dtype=cp.uint32))
 
 
-def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
-                    ) -> tuple[np.ndarray, int, bool, float]:
-    """Same contract as :func:`.cpu.power_iteration`, with device arrays in ``state``;
-    the ranks come back to the host."""
+def device_power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
+                           ) -> tuple[Any, int, bool, float]:
+    """:func:`power_iteration` with the ranks left on the device (a CuPy array)."""
     cp = cupy()
     n = int(state["inv_out"].shape[0])
     if n == 0:
-        return np.zeros(0), 0, True, 0.0
+        return cp.zeros(0), 0, True, 0.0
     k = kernels(CUDA_SOURCE, ("pagerank_pull", "pagerank_pull_heavy"))
     in_indptr, in_indices = state["in_indptr"], state["in_indices"]
     in_weights = state["in_weights"]
@@ -94,8 +93,16 @@ def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
         x, x_next = x_next, x
         y, y_next = y_next, y
         if err < params.tol:
-            return cp.asnumpy(x), iteration, True, err
-    return cp.asnumpy(x), params.max_iter, False, err
+            return x, iteration, True, err
+    return x, params.max_iter, False, err
+
+
+def power_iteration(state: dict[str, Any], params: Any, progress: ProgressFn
+                    ) -> tuple[np.ndarray, int, bool, float]:
+    """Same contract as :func:`.cpu.power_iteration`, with device arrays in ``state``;
+    the ranks come back to the host."""
+    x, iterations, converged, err = device_power_iteration(state, params, progress)
+    return cupy().asnumpy(x), iterations, converged, err
 
 
 def pagerank(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
