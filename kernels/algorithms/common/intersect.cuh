@@ -61,17 +61,24 @@ __device__ __forceinline__ void warp_lists(const int* __restrict__ adj, long lon
     const int lane = threadIdx.x & 31;
     const long long rest = s1 - s0, row = t1 - t0;
     if (max(rest, row) <= ratio * min(rest, row)) {
+        int x = s0 + lane < s1 ? adj[s0 + lane] : PAST;
+        int y = t0 + lane < t1 ? adj[t0 + lane] : PAST;
         while (s0 < s1 && t0 < t1) {
-            const int x = s0 + lane < s1 ? adj[s0 + lane] : PAST;
-            const int y = t0 + lane < t1 ? adj[t0 + lane] : PAST;
             int at = 0;  // the lanes of the second window below x, at most 31
             for (int step = 16; step > 0; step >>= 1)
                 if (__shfl_sync(ALL, y, at + step - 1) < x) at += step;
             if (__shfl_sync(ALL, y, at) == x && x != PAST) on_match(s0 + lane, t0 + at);
-            // The window with the smaller last entry is done (both when they end alike).
+            // The window with the smaller last entry is done (both when they end alike); only
+            // that one is loaded again.
             const int x_last = __shfl_sync(ALL, x, 31), y_last = __shfl_sync(ALL, y, 31);
-            if (x_last <= y_last) s0 += 32;
-            if (y_last <= x_last) t0 += 32;
+            if (x_last <= y_last) {
+                s0 += 32;
+                x = s0 + lane < s1 ? adj[s0 + lane] : PAST;
+            }
+            if (y_last <= x_last) {
+                t0 += 32;
+                y = t0 + lane < t1 ? adj[t0 + lane] : PAST;
+            }
         }
         return;
     }
