@@ -1,27 +1,37 @@
-"""PageRank, strongly connected components, core numbers and triangles: GPU vs CPU vs peers.
+"""PageRank, SCC, core numbers, triangles, betweenness and Jaccard: GPU vs CPU vs peers.
 
-Run as ``python bench/bench_analytics.py [--graphs cnr-2000,dblp-2010,rmat20,rmat22]
-[--repeat 5] [--out FILE] [--no-gpu] [--no-networkx]``.
+Run as ``python bench/bench_analytics.py [--graphs ca-GrQc,dblp-2010,rmat20,rmat22]
+[--repeat 5] [--out FILE] [--no-gpu] [--no-networkx] [--algorithms a,b]``.
 
-Graphs: ``cnr-2000`` and ``dblp-2010`` (undirected, from ``--data-dir``: ``.benchdata/`` when the
-device call carried it, else ``../shared/data/real``) and ``rmat<scale>`` (Graph500 R-MAT, edge
-factor 16, a=.57 b=c=.19, seed 1, drawn by the GPU generator when a GPU is there, else the CPU
-one). R-MAT graphs are benchmarked **directed** for pagerank and SCC (each drawn pair an arc,
-loops and duplicate arcs dropped) and undirected for core numbers and triangles.
+Graphs: ``ca-GrQc``, ``cnr-2000`` and ``dblp-2010`` (undirected, from ``--data-dir``:
+``.benchdata/`` when the device call carried it, else ``../shared/data/real``) and
+``rmat<scale>`` (Graph500 R-MAT, edge factor 16, a=.57 b=c=.19, seed 1, drawn by the GPU
+generator when a GPU is there, else the CPU one). R-MAT graphs are benchmarked **directed** for
+pagerank and SCC (each drawn pair an arc, loops and duplicate arcs dropped) and undirected for
+the others.
 
 What is timed (median of ``--repeat`` runs after a warm-up run; CPU and peers once on graphs of
 over 10 M arcs):
 
 * ``gpu``: wall time of the registered GPU function with the graph resident on the device (as in
   a warm worker), per-node results copied back to the host included.
-* ``cpu``: wall time of the registered CPU function (Numba; pagerank uses every core, the others
-  one).
+* ``gpu device part``: the same work with the results left on the device (CUDA events), where
+  the result copy is a large part: the difference is the copy to pageable host memory.
+* ``cpu``: wall time of the registered CPU function (Numba; pagerank, betweenness and Jaccard use
+  every core, the others one); not run where it would take minutes (``CPU_MAX_ARCS``).
 * peers: NetworkX (``pagerank`` with the same alpha and tol / n, its rule being n * tol,
-  ``core_number``, ``triangles``) on
+  ``core_number``, ``triangles``, ``betweenness_centrality`` with the same k and seed, hence
+  the same sources, ``jaccard_coefficient`` on our pairs) on
   the real graphs only (building a NetworkX graph of the R-MAT ones takes minutes; triangles
   only where the squared degrees sum below 1e9), NetworkX
   graph construction not timed; SciPy ``csgraph.connected_components(connection="strong")`` on a
   prepared CSR for SCC. ``ratio`` = time_ms / peer_ms (ours / peer: below 1, ours is faster).
+* ``bound``: for betweenness and Jaccard, the time of the passes the issue names at the
+  device-to-device copy bandwidth measured in the same run: betweenness one read of the CSR
+  (4 B per arc, 8 B per node) per source; Jaccard one read of both rows of every edge
+  (4 B per entry: the sum of squared degrees).
+
+``throughput``: arcs per second (pagerank: arcs x iterations; betweenness: arcs x sources).
 
 Every GPU answer is checked against the CPU answer before timing (integers equal, ranks to 1e-6
 relative), and the CPU answer against the peer's where one runs.
@@ -46,19 +56,23 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.common import TABLE_HELP, add_data_args, use_gpu  # noqa: E402, I001
 from bench.table import format_cell, once_ms, table_lines, timed_ms  # noqa: E402
-from graphgpu.kernels.algorithms import kcore, pagerank, triangles  # noqa: E402
+from graphgpu.kernels.algorithms import betweenness, kcore, pagerank, similarity  # noqa: E402
+from graphgpu.kernels.algorithms import triangles  # noqa: E402
+from graphgpu.kernels.algorithms.betweenness import BetweennessParams  # noqa: E402
 from graphgpu.kernels.algorithms.kcore import CoreParams  # noqa: E402
 from graphgpu.kernels.algorithms.pagerank import PagerankParams  # noqa: E402
 from graphgpu.kernels.algorithms.scc import SccParams  # noqa: E402
 from graphgpu.kernels.algorithms.scc.cpu import scc as scc_cpu  # noqa: E402
 from graphgpu.kernels.algorithms.scc.gpu import scc as scc_gpu  # noqa: E402
+from graphgpu.kernels.algorithms.similarity import JaccardParams  # noqa: E402
 from graphgpu.kernels.algorithms.triangles import TrianglesParams  # noqa: E402
 from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
 
-GRAPHS = ("cnr-2000", "dblp-2010", "rmat20", "rmat22")
-COLUMNS = ("graph", "n", "m", "algorithm", "backend", "time_ms", "peer", "peer_ms", "ratio")
+GRAPHS = ("ca-GrQc", "dblp-2010", "rmat20", "rmat22")
+COLUMNS = ("graph", "n", "m", "algorithm", "backend", "time_ms", "throughput", "peer",
+           "peer_ms", "ratio")
 BIG_ARCS = 10_000_000
 #: NetworkX triangles run only where the sum of squared degrees is below this.
 NX_TRIANGLE_WORK = 1e9
@@ -66,8 +80,13 @@ NX_TRIANGLE_WORK = 1e9
 #: below n * its tol, so it runs with tol / n: the same rule, the same iterations.
 PAGERANK = PagerankParams()
 PAGERANK_TIGHT = PagerankParams(tol=1e-10, max_iter=1000)
-#: CPU triangles (single-threaded) only below this many arcs (rmat22 would take minutes).
-CPU_TRIANGLE_ARCS = 60_000_000
+#: CPU rows only below this many arcs (more would take long: 30 s for rmat20's triangles, and
+#: minutes for rmat22's, rmat20 betweenness k=256 and Jaccard by merges).
+CPU_MAX_ARCS = {"triangles": 20_000_000, "betweenness_centrality": 5_000_000,
+                "jaccard": 5_000_000}
+#: Sampled sources of the betweenness rows; NetworkX's run only up to this many nodes.
+BETWEENNESS = BetweennessParams(k=256, seed=0)
+NX_BETWEENNESS_NODES = 20_000
 _NX: dict[str, object] = {}
 
 
@@ -155,6 +174,8 @@ def peer_row(name: str, graph: Graph, algorithm: str, params, use_nx: bool
     deg = np.diff(graph.indptr).astype(np.float64)
     if algorithm == "triangles" and float((deg * deg).sum()) > NX_TRIANGLE_WORK:
         return "", float("nan"), None  # NetworkX's set intersections would take many minutes
+    if algorithm == "betweenness_centrality" and graph.n > NX_BETWEENNESS_NODES:
+        return "", float("nan"), None  # a Python BFS per source: many minutes
     import networkx as nx
 
     key = f"{name}-{graph.directed}"
@@ -162,10 +183,18 @@ def peer_row(name: str, graph: Graph, algorithm: str, params, use_nx: bool
         _NX.clear()
         _NX[key] = to_networkx(graph)
     g = _NX[key]
+    if algorithm == "jaccard":
+        us, vs = similarity.driver.pairs_of(graph, params)
+        pairs = list(zip(us.tolist(), vs.tolist(), strict=True))
+        ms, out = once_ms(lambda: [p for _, _, p in nx.jaccard_coefficient(g, pairs)])
+        return "networkx", ms, np.array(out)
     fn = {"pagerank": lambda: nx.pagerank(g, alpha=params.alpha, tol=params.tol / graph.n,
                                           max_iter=params.max_iter),
           "core_number": lambda: nx.core_number(g),
-          "triangles": lambda: nx.triangles(g)}[algorithm]
+          "triangles": lambda: nx.triangles(g),
+          "betweenness_centrality": lambda: nx.betweenness_centrality(g, k=params.k,
+                                                                      seed=params.seed)
+          }[algorithm]
     ms, out = once_ms(fn)
     return "networkx", ms, np.array([out[v] for v in range(graph.n)])
 
@@ -179,6 +208,10 @@ def check(algorithm: str, ours, theirs, what: str) -> None:
         ok = ours.summary["count"] == theirs
     elif algorithm == "core_number":
         ok = np.array_equal(ours.node_values["core_number"], theirs)
+    elif algorithm == "betweenness_centrality":
+        ok = np.allclose(ours.node_values["betweenness"], theirs, rtol=1e-9, atol=1e-15)
+    elif algorithm == "jaccard":
+        ok = np.array_equal(ours.arrays["jaccard"], theirs)
     else:
         ok = np.array_equal(ours.node_values["triangles"], theirs)
     if not ok:
@@ -193,33 +226,104 @@ ALGORITHMS = {
     "core_number": ("undirected", CoreParams(), kcore.cpu.core_number, kcore.gpu.core_number),
     "triangles": ("undirected", TrianglesParams(), triangles.cpu.triangles,
                   triangles.gpu.triangles),
+    "betweenness_centrality k=256": ("undirected", BETWEENNESS, betweenness.cpu.betweenness,
+                                     betweenness.gpu.betweenness),
+    "jaccard": ("undirected", JaccardParams(), similarity.cpu.jaccard, similarity.gpu.jaccard),
 }
 
 
 def same(algorithm: str, a, b) -> bool:
     if algorithm == "pagerank":
         return bool(np.allclose(a.node_values["pagerank"], b.node_values["pagerank"], rtol=1e-6))
+    if algorithm == "betweenness_centrality":  # sums of the sources in another order
+        return bool(np.allclose(a.node_values["betweenness"], b.node_values["betweenness"],
+                                rtol=1e-9, atol=1e-15))
     return a.summary == b.summary and all(
-        np.array_equal(a.node_values[k], b.node_values[k]) for k in a.node_values)
+        np.array_equal(x.get(k), y.get(k)) for x, y in ((a.node_values, b.node_values),
+                                                        (a.arrays, b.arrays)) for k in x)
+
+
+def bandwidth_gbs() -> float:
+    """Device-to-device copy bandwidth (GB/s, bytes read plus written) of a 1 GiB buffer."""
+    import cupy as cp
+
+    from bench.table import event_ms
+
+    src = cp.random.random(1 << 27)  # 1 GiB of float64, not zeros
+    dst = cp.empty_like(src)
+    ms = event_ms(lambda: dst.__setitem__(slice(None), src), 5)
+    return 2 * src.nbytes / ms / 1e6
+
+
+def bound_row(algorithm: str, graph: Graph, params, gbs: float) -> tuple[str, float] | None:
+    """The issue's bound for betweenness and Jaccard (see the module notes): label and ms."""
+    arcs = int(graph.indices.shape[0])
+    if algorithm == "betweenness_centrality":
+        sources = min(params.k, graph.n)
+        return (f"bound: CSR read once per source ({sources}) at {gbs:,.0f} GB/s",
+                sources * (4 * arcs + 8 * graph.n) / gbs / 1e6)
+    if algorithm == "jaccard":
+        deg = np.diff(graph.indptr).astype(np.float64)
+        return (f"bound: both rows of every edge read once at {gbs:,.0f} GB/s",
+                4 * float((deg * deg).sum()) / gbs / 1e6)
+    return None
+
+
+def device_part(algorithm: str, graph: Graph, params, repeat: int) -> float | None:
+    """CUDA-event time of the GPU work with the results left on the device, for the rows whose
+    result copy is large; None for the others."""
+    import cupy as cp
+
+    from bench.table import event_ms
+
+    if algorithm == "pagerank":
+        def run():
+            state = pagerank.driver.prepare(graph, params, pagerank.gpu.device_arrays(graph), cp)
+            return pagerank.gpu.device_power_iteration(state, params, lambda *_: None)
+    elif algorithm == "triangles":
+        def run():
+            return triangles.gpu.rank_triangles(graph)
+    elif algorithm == "jaccard":
+        def run():
+            return similarity.gpu.edges_device(graph)
+    else:
+        return None
+    return event_ms(run, repeat)
+
+
+def throughput(algorithm: str, graph: Graph, params, out, ms: float) -> str:
+    """Arcs per second of a row (pagerank: times iterations; betweenness: times sources)."""
+    if out is None or ms != ms:
+        return ""
+    arcs = float(graph.indices.shape[0])
+    if algorithm == "pagerank":
+        arcs *= out.summary["iterations"]
+    elif algorithm == "betweenness_centrality":
+        arcs *= out.summary["sources"]
+    return f"{arcs / ms / 1e6:,.2f} G arcs/s"
 
 
 def bench_one(name: str, kind: str, graph: Graph, algorithm: str, params, cpu_fn, gpu_fn,
-              repeat: int, gpu: bool, use_nx: bool, emit, cpu_max_arcs: int) -> None:
+              repeat: int, gpu: bool, use_nx: bool, emit, cpu_max_arcs: int,
+              gbs: float) -> None:
     arcs = int(graph.indices.shape[0])
     run_cpu = lambda: cpu_fn(graph, params, no_progress)  # noqa: E731
-    if arcs > cpu_max_arcs or (algorithm == "triangles" and arcs > CPU_TRIANGLE_ARCS):
+    shown = algorithm
+    algorithm = algorithm.split()[0]
+    if arcs > min(cpu_max_arcs, CPU_MAX_ARCS.get(algorithm, cpu_max_arcs)):
         cpu_ms, cpu_out = float("nan"), None
     else:
         cpu_ms, cpu_out = once_ms(run_cpu) if arcs > BIG_ARCS else timed_ms(run_cpu, repeat)
-    algorithm = algorithm.split()[0]
     peer, peer_ms, peer_out = peer_row(name, graph, algorithm, params, use_nx)
     if cpu_out is not None:
         check(algorithm, cpu_out, peer_out, f"cpu and {peer} on {name}")
     label = f"{name} ({kind})" if name.startswith("rmat") else name
-    shown = f"pagerank tol={params.tol:g}" if algorithm == "pagerank" else algorithm
+    if algorithm == "pagerank":
+        shown = f"pagerank tol={params.tol:g}"
     base = {"graph": label, "n": graph.n, "m": graph.m, "algorithm": shown,
             "peer": peer, "peer_ms": peer_ms}
-    emit({**base, "backend": "cpu", "time_ms": cpu_ms, "ratio": cpu_ms / peer_ms})
+    emit({**base, "backend": "cpu", "time_ms": cpu_ms, "ratio": cpu_ms / peer_ms,
+          "throughput": throughput(algorithm, graph, params, cpu_out, cpu_ms)})
     if not gpu:
         return
     gpu_ms, gpu_out = timed_ms(lambda: gpu_fn(graph, params, no_progress), repeat)
@@ -228,18 +332,28 @@ def bench_one(name: str, kind: str, graph: Graph, algorithm: str, params, cpu_fn
     elif not same(algorithm, gpu_out, cpu_out):
         raise AssertionError(f"{algorithm}: gpu and cpu disagree on {name}")
     extra = f" ({gpu_out.summary['iterations']} it)" if algorithm == "pagerank" else ""
-    emit({**base, "backend": "gpu" + extra, "time_ms": gpu_ms, "ratio": gpu_ms / peer_ms})
+    rate = throughput(algorithm, graph, params, gpu_out, gpu_ms)
+    emit({**base, "backend": "gpu" + extra, "time_ms": gpu_ms, "ratio": gpu_ms / peer_ms,
+          "throughput": rate})
     emit({**base, "backend": "gpu vs cpu", "time_ms": gpu_ms, "peer": "cpu",
-          "peer_ms": cpu_ms, "ratio": gpu_ms / cpu_ms})
+          "peer_ms": cpu_ms, "ratio": gpu_ms / cpu_ms, "throughput": rate})
+    part_ms = device_part(algorithm, graph, params, repeat)
+    if part_ms is not None:
+        emit({**base, "backend": "gpu device part", "time_ms": part_ms,
+              "peer": "gpu", "peer_ms": gpu_ms, "ratio": part_ms / gpu_ms})
+    bound = bound_row(algorithm, graph, params, gbs)
+    if bound is not None:
+        emit({**base, "backend": "gpu vs " + bound[0], "time_ms": gpu_ms, "peer": "bound",
+              "peer_ms": bound[1], "ratio": gpu_ms / bound[1]})
 
 
 def bench_graph(name: str, graphs: dict[str, Graph], args: argparse.Namespace, gpu: bool,
-                emit) -> None:
+                emit, gbs: float) -> None:
     for algorithm, (kind, params, cpu_fn, gpu_fn) in ALGORITHMS.items():
         if args.algorithms and algorithm.split()[0] not in args.algorithms.split(","):
             continue
         bench_one(name, kind, graphs[kind], algorithm, params, cpu_fn, gpu_fn, args.repeat, gpu,
-                  not args.no_networkx, emit, args.cpu_max_arcs)
+                  not args.no_networkx, emit, args.cpu_max_arcs, gbs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-networkx", action="store_true")
     parser.add_argument("--algorithms", default="",
                         help="comma list (pagerank, strongly_connected_components, core_number, "
-                             "triangles); default all")
+                             "triangles, betweenness_centrality, jaccard); default all")
     parser.add_argument("--cpu-max-arcs", type=int, default=200_000_000,
                         help="no CPU rows on graphs with more arcs")
     args = parser.parse_args(argv)
@@ -269,11 +383,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             args.out.write_text("\n".join(lines) + "\n")
 
+    gbs = bandwidth_gbs() if gpu else float("nan")
+    print(f"<!-- device-to-device copy: {gbs:,.0f} GB/s -->", flush=True)
     for name in args.graphs.split(","):
         start = time.perf_counter()
         graphs = load(name, args.data_dir, gpu)
         print(f"<!-- {name}: built in {time.perf_counter() - start:.1f} s -->", flush=True)
-        bench_graph(name, graphs, args, gpu, emit)
+        bench_graph(name, graphs, args, gpu, emit, gbs)
     return 0
 
 

@@ -17,12 +17,13 @@ weight vanishes in the rounding of ``dist[u]`` (never tight here; NetworkX's ans
 on its heap order). Zero weights are refused for the same reason.
 
 Both backends pull every node's path count from its in-arcs and its dependency from its out-arcs
-in CSR order, so the per-source values agree to rounding (the GPU may fuse a multiply-add); only
-the order in which the sources' contributions are added differs (the scores agree to ~1e-15
-relative).
+in CSR order (the GPU sums the rows of hub nodes in a fixed tree instead; path counts are
+integers, exact either way), so the per-source values agree to rounding (the GPU may also fuse a
+multiply-add), and the order in which the sources' contributions are added differs (the scores
+agree to ~1e-15 relative).
 
 The CPU spreads the sources over the cores (Numba); the GPU runs a batch of sources at once, one
-thread per (source, node) for each step (``betweenness.cu``).
+thread per (node, source) for each step, a block per entry of a hub's row (``betweenness.cu``).
 
 Scores are rescaled exactly as ``networkx.betweenness_centrality(G, k, normalized, weight,
 endpoints, seed)`` does (a directed graph's unnormalised sums are not halved), including its

@@ -4,7 +4,9 @@ Sources go in batches sized to a device-memory budget (:func:`batch_size`). For 
 weights, the distances of all its sources at once (relaxation rounds to a fixpoint); then the
 levels (BFS levels, or the most tight arcs on a path with weights), the path counts level by
 level over the in-rows, the dependencies back over the out-rows, and the batch's contributions
-added to the scores.
+added to the scores. The batch state is node-major (a node's entries of the batch's sources
+side by side), so that the lanes of a warp walk one row together, and the entries of rows over
+:data:`HUB_ROW` arcs are walked by a block each (``betweenness.cu``).
 """
 
 from __future__ import annotations
@@ -26,27 +28,52 @@ THREADS = 256
 #: Device bytes of the per-(source, node) state: level (4), sigma (8), delta (8); with weights
 #: also dist (8) and mark (4).
 BYTES_PER_CELL = {False: 20, True: 32}
-#: Device memory the batch state may take.
-BATCH_BYTES = 2 << 30
-NAMES = ("bc_relax", "bc_discover", "bc_sigma", "bc_delta", "bc_accumulate")
+#: Device memory the batch state may take (rmat22: 32 sources, so that a warp's lanes hold the
+#: entries of one node).
+BATCH_BYTES = 3 << 30
+#: Rows of more arcs than this are walked by a block of HUB_THREADS per (node, source) entry.
+HUB_ROW = 512
+HUB_THREADS = 128
+STEPS = ("bc_relax", "bc_discover", "bc_sigma", "bc_delta")
+NAMES = (*STEPS, *(f"{name}_hub" for name in STEPS), "bc_accumulate")
 
 
 def batch_size(n: int, sources: int, weighted: bool = False) -> int:
-    """Sources per batch: as many as :data:`BATCH_BYTES` holds, at least one."""
-    return max(1, min(sources, BATCH_BYTES // max(BYTES_PER_CELL[weighted] * n, 1)))
+    """Sources per batch: as many as :data:`BATCH_BYTES` holds (a multiple of a warp's 32 from
+    32 on), at least one."""
+    size = BATCH_BYTES // max(BYTES_PER_CELL[weighted] * n, 1)
+    return max(1, min(sources, size - size % 32 if size >= 32 else size))
 
 
-def _until_still(kernel: Any, grid: int, args: tuple, flag: Any, first: int) -> int:
-    """Launch ``kernel(*args, step, flag)`` for ``step = first, first + 1, ...`` until a launch
-    leaves ``flag`` at 0 (one host read per launch); returns the number of launches that set it.
-    """
+def _step(k: dict[str, Any], name: str, grid: tuple[int], hubs: Any, b: int, head: tuple,
+          tail: tuple) -> None:
+    """One step: ``name`` over the entries of rows up to :data:`HUB_ROW` arcs (a thread each),
+    then ``name_hub`` over those of the longer rows ``hubs`` (a block each); arguments
+    ``(*head, hubs, HUB_ROW, *tail)``."""
+    args = (*head, hubs, np.int64(HUB_ROW), *tail)
+    k[name](grid, (THREADS,), args)
+    if hubs.shape[0]:
+        k[f"{name}_hub"]((int(hubs.shape[0]) * b,), (HUB_THREADS,), args)
+
+
+def _until_still(k: dict[str, Any], name: str, grid: tuple[int], hubs: Any, b: int,
+                 head: tuple, tail: tuple, flag: Any, first: int) -> int:
+    """:func:`_step` with arguments ``(..., *tail, step, flag)`` for ``step = first, first + 1,
+    ...`` until a step leaves ``flag`` at 0 (one host read per step); returns the number of
+    steps that set it."""
     steps = 0
     while True:
         flag.fill(0)
-        kernel(grid, (THREADS,), (*args, np.int32(first + steps), flag))
+        _step(k, name, grid, hubs, b, head, (*tail, np.int32(first + steps), flag))
         if not int(flag.get()[0]):
             return steps
         steps += 1
+
+
+def _hubs(indptr: Any) -> Any:
+    """The rows of over :data:`HUB_ROW` arcs (device int32)."""
+    cp = cupy()
+    return cp.flatnonzero(cp.diff(indptr) > HUB_ROW).astype(cp.int32)
 
 
 def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress: ProgressFn,
@@ -80,6 +107,7 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
         rows_in = (cp.asarray(in_indptr), cp.asarray(in_indices))
     else:
         rows_in = (dg.indptr, dg.indices)
+    hubs_out, hubs_in = _hubs(dg.indptr), _hubs(rows_in[0])
     weight = cp.asarray(lengths[0]) if weighted else cp.zeros(1, dtype=cp.float64)
     in_weight = cp.asarray(lengths[1]) if weighted and graph.directed else weight
     bc = cp.zeros(n, dtype=cp.float64)
@@ -90,7 +118,6 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
     dist = cp.empty(size * n if weighted else 1, dtype=cp.float64)
     mark = cp.empty(size * n if weighted else 1, dtype=cp.int32)
     flag = cp.zeros(1, dtype=cp.int32)
-    flags = (np.int32(weighted), np.int32(n))
     for start in range(0, int(sources.shape[0]), size):
         progress(start / max(sources.shape[0], 1),
                  f"betweenness: sources {start:,} of {sources.shape[0]:,}")
@@ -99,7 +126,8 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
         cells = b * n
         grid = grid_for(cells, THREADS)
         d_src = cp.asarray(batch, dtype=cp.int32)
-        first = cp.arange(b, dtype=cp.int64) * n + d_src
+        flags = (np.int32(weighted), np.int32(b))
+        first = d_src.astype(cp.int64) * b + cp.arange(b, dtype=cp.int64)  # node-major
         level[:cells].fill(-1)
         sigma[:cells].fill(0)
         delta[:cells].fill(0)
@@ -110,17 +138,18 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
             mark[:cells].fill(-1)
             dist[first] = 0.0
             mark[first] = 0
-            _until_still(k["bc_relax"], grid, (dg.indptr, dg.indices, weight, np.int32(n),
-                                               np.int64(cells), dist, mark), flag, first=1)
-        depth = _until_still(k["bc_discover"], grid, (dg.indptr, dg.indices, weight, dist, *flags,
-                                                      np.int64(cells), level), flag, first=0)
+            _until_still(k, "bc_relax", grid, hubs_out, b, (dg.indptr, dg.indices, weight),
+                         (np.int32(b), np.int64(cells), dist, mark), flag, first=1)
+        out_head = (dg.indptr, dg.indices, weight, dist)
+        depth = _until_still(k, "bc_discover", grid, hubs_out, b, out_head,
+                             (*flags, np.int64(cells), level), flag, first=0)
         for d in range(1, depth + 1):  # the source's count is 1
-            k["bc_sigma"](grid, (THREADS,), (*rows_in, in_weight, dist, *flags, np.int64(cells),
-                                             level, sigma, np.int32(d)))
+            _step(k, "bc_sigma", grid, hubs_in, b, (*rows_in, in_weight, dist),
+                  (*flags, np.int64(cells), level, sigma, np.int32(d)))
         for d in range(depth - 1, -1, -1):  # the deepest level's dependencies are 0
-            k["bc_delta"](grid, (THREADS,), (dg.indptr, dg.indices, weight, dist, *flags,
-                                             np.int64(cells), level, sigma, delta, np.int32(d)))
-        reached = (level[:cells].reshape(b, n) >= 0).sum(axis=1).astype(cp.int64)
+            _step(k, "bc_delta", grid, hubs_out, b, out_head,
+                  (*flags, np.int64(cells), level, sigma, delta, np.int32(d)))
+        reached = (level[:cells].reshape(n, b) >= 0).sum(axis=0).astype(cp.int64)
         k["bc_accumulate"](grid_for(n, THREADS), (THREADS,),
                            (np.int32(n), np.int32(b), d_src, level, delta, reached,
                             np.int32(bool(endpoints)), bc))

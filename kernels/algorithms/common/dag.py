@@ -186,6 +186,17 @@ def oriented(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return ptr, adj, split, dptr, dadj
 
 
+def degree_rank(xp: Any, indptr: Any) -> Any:
+    """Rank (int64 array of ``xp``) of every vertex in the ``(degree, id)`` order of
+    :func:`degree_dag`."""
+    n = indptr.shape[0] - 1
+    deg = xp.diff(indptr)
+    order = xp.argsort(deg * n + xp.arange(n, dtype=deg.dtype))
+    rank = xp.empty(n, dtype=xp.int64)
+    rank[order] = xp.arange(n, dtype=xp.int64)
+    return rank
+
+
 def degree_dag(xp: Any, indptr: Any, indices: Any) -> tuple[Any, Any]:
     """Out-lists of the graph in rank ids, ranked by ``(degree, id)``, edges oriented upwards.
 
@@ -205,10 +216,7 @@ def degree_dag(xp: Any, indptr: Any, indices: Any) -> tuple[Any, Any]:
         ``sqrt(2 m)``: an out-neighbour has at least the degree of its tail.
     """
     n = indptr.shape[0] - 1
-    deg = xp.diff(indptr)
-    order = xp.argsort(deg * n + xp.arange(n, dtype=deg.dtype))
-    rank = xp.empty(n, dtype=xp.int64)
-    rank[order] = xp.arange(n, dtype=xp.int64)
+    rank = degree_rank(xp, indptr)
     src = xp.searchsorted(indptr, xp.arange(indices.shape[0]), side="right") - 1
     tail, head = rank[src], rank[indices]
     up = head > tail

@@ -10,18 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.algorithms.common.dag import degree_rank
 from graphgpu.kernels.core.registry import AlgorithmResult
 
-
-def degree_rank(xp: Any, indptr: Any) -> Any:
-    """Rank of every vertex in the ``(degree, id)`` order of
-    :func:`graphgpu.kernels.algorithms.common.dag.degree_dag`."""
-    n = indptr.shape[0] - 1
-    deg = xp.diff(indptr)
-    order = xp.argsort(deg * n + xp.arange(n, dtype=deg.dtype))
-    rank = xp.empty(n, dtype=xp.int64)
-    rank[order] = xp.arange(n, dtype=xp.int64)
-    return rank
+__all__ = ["clustering", "degree_rank", "result"]
 
 
 def clustering(xp: Any, triangles: Any, degrees: Any) -> Any:

@@ -13,11 +13,12 @@
 // arcs of the queue's overflow go to `spill` (global, flushed by triangles_spill).
 //
 // Light arcs (the shorter of their two lists, a's row after b and b's row, holds at most `limit`
-// entries) are taken by one thread: a merge of the lists, or binary searches of the shorter's
-// entries in the longer where those take fewer steps (on R-MAT most arcs pair a list of a few
-// entries with one of hundreds). Heavy ones (both lists long: hubs) are queued, then a warp
-// takes each (heavy_arc). Until now an arc whose lists held more than 128 entries together went
-// to a warp, and most of those (75% of rmat18's arcs) kept 2 of its lanes busy.
+// entries) are taken by one thread (intersect::thread_lists: a merge, or binary searches of the
+// shorter's entries in the longer); on R-MAT most arcs pair a list of a few entries with one of
+// hundreds. Heavy ones (both lists long: hubs) are queued, then a warp takes each (heavy_arc,
+// intersect::warp_lists), so that the lanes of a warp are not held by one long merge.
+
+#include "intersect.cuh"
 
 typedef unsigned long long u64;
 
@@ -31,63 +32,21 @@ __device__ __forceinline__ void credit(unsigned* slots, long long lo, long long 
     else atomicAdd(&spill[p], by);
 }
 
-// Past every rank (ranks are below n < 2^31 - 1): pads a warp's window of a list.
-constexpr int PAST = 0x7fffffff;
-
-// The triangles of heavy arc e, found by one warp; credits as in the notes, `hi` = lo when the
-// slots are all global (the overflow kernel). Lists of like lengths are merged 32 entries of
-// each at a time (two coalesced loads and a few shuffles per window: the lanes' entries of a's
-// list are looked up in b's window held across the lanes); where one list is over RATIO times
-// the other, the lanes binary-search the shorter list's entries in the longer.
+// The triangles of heavy arc e (a -> b), found by one warp (intersect::warp_lists); credits as
+// in the notes, `hi` = lo when the slots are all global (the overflow kernel).
 __device__ __forceinline__ void heavy_arc(
     const long long* __restrict__ dptr, const int* __restrict__ dadj, long long e, int a,
     unsigned* slots, long long lo, long long hi, unsigned* spill, u64* count)
 {
-    constexpr unsigned ALL = 0xffffffffu;
-    const int lane = threadIdx.x & 31;
     const int b = dadj[e];
-    long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
-    long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
-    const long long rest = s1 - s0, row = t1 - t0;
     unsigned found = 0;
-    if (max(rest, row) <= RATIO * min(rest, row)) {
-        while (s0 < s1 && t0 < t1) {
-            const int x = s0 + lane < s1 ? dadj[s0 + lane] : PAST;
-            const int y = t0 + lane < t1 ? dadj[t0 + lane] : PAST;
-            int at = 0;  // the lanes of b's window below x, at most 31
-            for (int step = 16; step > 0; step >>= 1)
-                if (__shfl_sync(ALL, y, at + step - 1) < x) at += step;
-            if (__shfl_sync(ALL, y, at) == x && x != PAST) {
-                credit(slots, lo, hi, s0 + lane, 1u, spill);  // the slot of a -> c
-                ++found;
-            }
-            // The window with the smaller last entry is done (both when they end alike).
-            const int x_last = __shfl_sync(ALL, x, 31), y_last = __shfl_sync(ALL, y, 31);
-            if (x_last <= y_last) s0 += 32;
-            if (y_last <= x_last) t0 += 32;
-        }
-    } else {
-        const bool walk_a = rest <= row;  // walk the shorter, search the longer
-        if (!walk_a) {
-            long long u = s0; s0 = t0; t0 = u;
-            u = s1; s1 = t1; t1 = u;
-        }
-        for (long long x = s0 + lane; x < s1; x += 32) {
-            const int c = dadj[x];
-            long long l = t0, h = t1;
-            while (l < h) {
-                const long long mid = (l + h) >> 1;
-                if (dadj[mid] < c) l = mid + 1; else h = mid;
-            }
-            if (l < t1 && dadj[l] == c) {
-                credit(slots, lo, hi, walk_a ? x : l, 1u, spill);  // the slot of a -> c
-                ++found;
-            }
-        }
-    }
-    for (int offset = 16; offset > 0; offset >>= 1)
-        found += __shfl_down_sync(ALL, found, offset);
-    if (lane == 0 && found) {
+    intersect::warp_lists(dadj, e + 1, dptr[a + 1], dptr[b], dptr[b + 1], RATIO,
+                          [&](long long i, long long) {
+                              credit(slots, lo, hi, i, 1u, spill);  // the slot of a -> c
+                              ++found;
+                          });
+    found = intersect::warp_sum(found);
+    if ((threadIdx.x & 31) == 0 && found) {
         credit(slots, lo, hi, e, found, spill);
         atomicAdd(&count[a], (u64)found);
     }
@@ -108,56 +67,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) triangles_chunks(
     __syncthreads();
     for (long long e = lo + threadIdx.x; e < end; e += blockDim.x) {
         const int a = tail[e], b = dadj[e];
-        long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
-        long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
+        const long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
+        const long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
         const long long rest = s1 - s0, row = t1 - t0;
         if (rest == 0 || row == 0) continue;
-        const bool walk_a = rest <= row;            // walk the shorter, search the longer
-        const long long shorter = walk_a ? rest : row, longer = walk_a ? row : rest;
-        if (shorter > limit) {
+        if (min(rest, row) > limit) {
             const unsigned q = atomicAdd(&queued, 1u);
             if (q < QUEUE) queue[q] = (unsigned)(e - lo);
             else overflow[atomicAdd(overflow_size, 1ull)] = e;
             continue;
         }
         unsigned found = 0;
-        if (rest + row <= shorter * (64 - __clzll(longer))) {  // merging costs fewer steps
-            while (s0 < s1 && t0 < t1) {
-                const int x = dadj[s0], y = dadj[t0];
-                if (x < y) {
-                    ++s0;
-                } else if (y < x) {
-                    ++t0;
-                } else {
-                    credit(slots, lo, hi, s0, 1u, spill);
-                    ++found;
-                    ++s0;
-                    ++t0;
-                }
-            }
-        } else {
-            if (!walk_a) {
-                long long u = s0; s0 = t0; t0 = u;
-                u = s1; s1 = t1; t1 = u;
-            }
-            // Binary searches of the shorter list's entries (ascending) in the longer, each
-            // from where the last one ended.
-            long long l = t0;
-            for (long long x = s0; x < s1; ++x) {
-                const int c = dadj[x];
-                long long h = t1;
-                while (l < h) {
-                    const long long mid = (l + h) >> 1;
-                    if (dadj[mid] < c) l = mid + 1; else h = mid;
-                }
-                if (l == t1) break;  // the rest of the shorter list is past the longer's end
-                if (dadj[l] == c) {
-                    credit(slots, lo, hi, walk_a ? x : l, 1u, spill);  // the slot of a -> c
-                    ++found;
-                    ++l;
-                }
-            }
-        }
+        intersect::thread_lists(dadj, s0, s1, t0, t1, [&](long long i, long long) {
+            credit(slots, lo, hi, i, 1u, spill);  // the slot of a -> c
+            ++found;
+        });
         if (found) {
             credit(slots, lo, hi, e, found, spill);
             atomicAdd(&count[a], (u64)found);

@@ -235,6 +235,23 @@ def test_gpu_equals_cpu_directed_and_weighted(case: int, params: BetweennessPara
     _assert_backends_agree(graph, params)
 
 
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("case", range(4))
+def test_gpu_hub_rows_and_batches_equal_cpu(case: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows over HUB_ROW arcs take the block-per-entry kernels (every step, in- and out-rows,
+    hops and weights), in batches of 32 sources and a remainder."""
+    from graphgpu.kernels.algorithms.betweenness import gpu as device
+
+    g, weights = gpu_cases()[case]
+    graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, weights)
+    monkeypatch.setattr(device, "HUB_ROW", 3)
+    monkeypatch.setattr(device, "BATCH_BYTES", 40 * device.BYTES_PER_CELL[weights is not None]
+                        * graph.n)
+    assert device.batch_size(graph.n, 70, weights is not None) == 32
+    _assert_backends_agree(graph, BetweennessParams(k=70, seed=4, endpoints=True))
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 @pytest.mark.parametrize("directed", [True, False])

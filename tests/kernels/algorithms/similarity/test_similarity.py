@@ -11,8 +11,9 @@ from graphgpu.kernels.algorithms.similarity.cpu import jaccard as jaccard_cpu
 from graphgpu.kernels.algorithms.similarity.gpu import jaccard as jaccard_gpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput
+from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.registry import no_progress
-from tests.support.graphs import from_nx, original
+from tests.support.graphs import from_nx, original, skewed_arcs
 
 
 def sample_graph(seed: int) -> nx.Graph:
@@ -71,3 +72,33 @@ def test_gpu_equals_cpu(pairs: str | None) -> None:
     assert cpu.summary == gpu.summary
     for name in ("u", "v", "jaccard"):
         assert np.array_equal(cpu.arrays[name], gpu.arrays[name]), name
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("mode", ["edges", "hub pairs"])
+def test_gpu_equals_cpu_on_hubs(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hub rows (Pareto sources) and a dense core: pairs and DAG arcs of two long lists take
+    the warp paths (merge windows and binary searches), the others a thread's; with LIMIT 2
+    also lists of a few entries go to a warp."""
+    from graphgpu.kernels.algorithms.similarity import gpu as device
+
+    rng, src, dst = skewed_arcs(11, 3_000, 60_000, 1.0, 4)
+    core = rng.integers(0, 60, (4_000, 2))  # a dense core among the first nodes
+    graph, _ = build_graph(np.concatenate([src, core[:, 0]]), np.concatenate([dst, core[:, 1]]))
+    if mode == "edges":
+        params = JaccardParams()
+    else:
+        hubs = np.argsort(graph.degrees())[-200:]
+        chosen = np.concatenate([rng.choice(hubs, (3_000, 2)),
+                                 rng.integers(0, graph.n, (3_000, 2))])
+        params = JaccardParams(pairs=[[int(graph.node_ids[u]), int(graph.node_ids[v])]
+                                      for u, v in chosen])
+    cpu = jaccard_cpu(graph, params, no_progress)
+    assert cpu.summary["maximum"] > 0
+    for limit in (16, 2):
+        monkeypatch.setattr(device, "LIMIT", limit)
+        gpu = jaccard_gpu(graph, params, no_progress)
+        assert cpu.summary == gpu.summary
+        for name in ("u", "v", "jaccard"):
+            assert np.array_equal(cpu.arrays[name], gpu.arrays[name]), (name, limit)
