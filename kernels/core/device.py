@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import platform
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+import numpy as np
 
 from graphgpu.kernels.core.errors import BackendUnavailable
 from graphgpu.kernels.core.graph import Graph
@@ -62,17 +64,19 @@ def device_name(backend: str) -> str:
 
 @dataclass(frozen=True)
 class DeviceGraph:
-    """A graph's CSR arrays on the GPU (CuPy arrays, same dtypes as :class:`Graph`)."""
+    """A graph's CSR arrays on the GPU (CuPy arrays, same dtypes as :class:`Graph`), and
+    the id tables made for its results (:func:`original_ids`), kept as long as it is."""
 
     indptr: Any
     indices: Any
     weights: Any | None
     n: int
     m: int
+    tables: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.indptr, self.indices, self.weights)
+        arrays = (self.indptr, self.indices, self.weights, *self.tables.values())
         return sum(int(a.nbytes) for a in arrays if a is not None)
 
 
@@ -106,3 +110,80 @@ def on_device(graph: Graph) -> DeviceGraph:
 def is_resident(graph_id: str) -> bool:
     """Whether a graph is already on the device (reported in job timings)."""
     return graph_id in _resident
+
+
+def original_ids(graph: Graph, dtype: np.dtype) -> Any:
+    """``graph.node_ids`` followed by ``-1``, as ``dtype`` on the device, made once per
+    resident graph: ``table[ids]`` turns internal ids into original ones on the device, and
+    ``-1`` ("none") reads the last entry, ``-1``."""
+    dg = on_device(graph)
+    name = f"ids.{np.dtype(dtype).name}"
+    if name not in dg.tables:
+        cp = cupy()
+        table = cp.empty(graph.n + 1, dtype=dtype)
+        table[:-1] = cp.asarray(graph.node_ids)
+        table[-1] = -1
+        dg.tables[name] = table
+    return dg.tables[name]
+
+
+#: Alignment of each array in the staging buffer (a view of any dtype starts aligned).
+STAGING_ALIGN = 256
+#: The worker's page-locked staging buffer (at most one; see :func:`to_host`).
+_staging: list[np.ndarray] = []
+
+
+def _staging_buffer(nbytes: int) -> np.ndarray:
+    """The pinned staging buffer, grown to the next power of two when smaller than ``nbytes``
+    (the smaller one is released: page-locked memory is the host's, and pinning is slow, so
+    it is done rarely and held once)."""
+    if not _staging or _staging[0].nbytes < nbytes:
+        import cupyx
+
+        _staging.clear()
+        cupy().get_default_pinned_memory_pool().free_all_blocks()
+        _staging.append(cupyx.empty_pinned(1 << max(20, (nbytes - 1).bit_length()),
+                                           dtype=np.uint8))
+    return _staging[0]
+
+
+def to_host(arrays: dict[str, Any], staging: bool = False) -> dict[str, np.ndarray]:
+    """``arrays`` on the host: NumPy arrays as they are, CuPy arrays copied.
+
+    Parameters
+    ----------
+    arrays : dict of str to array
+    staging : bool
+        Copy into the process's page-locked staging buffer (one copy per array, all queued on
+        the current stream and waited for once; pinned memory takes the device's full copy
+        rate), which the caller must be done with before the next staging call: the worker,
+        which writes the result from there. Otherwise new (pageable) arrays.
+
+    Returns
+    -------
+    dict of str to ndarray
+    """
+    if all(isinstance(a, np.ndarray) for a in arrays.values()):
+        return dict(arrays)
+    cp = cupy()
+    on_device = {name: cp.ascontiguousarray(a) for name, a in arrays.items()
+                 if not isinstance(a, np.ndarray)}
+    if not staging:
+        return {name: a if isinstance(a, np.ndarray) else cp.asnumpy(on_device[name])
+                for name, a in arrays.items()}
+    offsets, total = {}, 0
+    for name, array in on_device.items():
+        offsets[name] = total
+        total += -(-int(array.nbytes) // STAGING_ALIGN) * STAGING_ALIGN
+    buffer = _staging_buffer(total)
+    stream = cp.cuda.get_current_stream()
+    out = dict(arrays)
+    for name, array in on_device.items():
+        start = offsets[name]
+        host = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+        if array.nbytes:
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, array.data.ptr, array.nbytes,
+                                        cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        out[name] = host
+    stream.synchronize()
+    return out
