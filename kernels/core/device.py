@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import platform
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -91,11 +92,10 @@ def on_device(graph: Graph) -> DeviceGraph:
     if graph.graph_id and graph.graph_id in _resident:
         _resident.move_to_end(graph.graph_id)
         return _resident[graph.graph_id]
-    cp = cupy()
     device_graph = DeviceGraph(
-        indptr=cp.asarray(graph.indptr),
-        indices=cp.asarray(graph.indices),
-        weights=None if graph.weights is None else cp.asarray(graph.weights),
+        indptr=upload(graph.indptr),
+        indices=upload(graph.indices),
+        weights=None if graph.weights is None else upload(graph.weights),
         n=graph.n,
         m=graph.m,
     )
@@ -112,6 +112,52 @@ def is_resident(graph_id: str) -> bool:
     return graph_id in _resident
 
 
+#: Host arrays larger than this go to the device in pieces of this size through two pinned
+#: buffers (:func:`upload`).
+UPLOAD_PIECE = 32 << 20
+#: Threads that copy a piece into a pinned buffer (a memory-mapped graph's pages are read by
+#: the copy: page faults in parallel).
+UPLOAD_THREADS = 8
+_uploaders = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="upload")
+_upload_buffers: list[np.ndarray] = []
+
+
+def upload(array: np.ndarray) -> Any:
+    """``array`` on the current device, as ``cupy.asarray`` gives it.
+
+    A large one (a stored graph's memory-mapped CSR) goes in pieces: threads copy a piece into
+    one of two pinned buffers while the other's copy to the device runs. CuPy copies pageable
+    memory on one thread, reading a mapped file's pages as it goes (rmat24's 2.2 GB CSR took
+    1.3 s in the first job on it).
+    """
+    cp = cupy()
+    array = np.ascontiguousarray(array)
+    if array.nbytes <= UPLOAD_PIECE:
+        return cp.asarray(array)
+    if not _upload_buffers:
+        import cupyx
+
+        _upload_buffers.extend(cupyx.empty_pinned(UPLOAD_PIECE, dtype=np.uint8)
+                               for _ in range(2))
+    out = cp.empty(array.shape, dtype=array.dtype)
+    source = array.reshape(-1).view(np.uint8)
+    stream = cp.cuda.get_current_stream()
+    done: list[Any] = [None, None]
+    for k, start in enumerate(range(0, source.nbytes, UPLOAD_PIECE)):
+        piece = source[start:start + UPLOAD_PIECE]
+        buffer = _upload_buffers[k % 2][:piece.nbytes]
+        if done[k % 2] is not None:
+            done[k % 2].synchronize()  # this buffer's last copy to the device has finished
+        step = -(-piece.nbytes // UPLOAD_THREADS)
+        parts = [(buffer[i:i + step], piece[i:i + step]) for i in range(0, piece.nbytes, step)]
+        list(_uploaders.map(lambda part: np.copyto(*part), parts))
+        cp.cuda.runtime.memcpyAsync(out.data.ptr + start, buffer.ctypes.data, piece.nbytes,
+                                    cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
+        done[k % 2] = stream.record()
+    stream.synchronize()
+    return out
+
+
 def original_ids(graph: Graph, dtype: np.dtype) -> Any:
     """``graph.node_ids`` followed by ``-1``, as ``dtype`` on the device, made once per
     resident graph: ``table[ids]`` turns internal ids into original ones on the device, and
@@ -121,7 +167,7 @@ def original_ids(graph: Graph, dtype: np.dtype) -> Any:
     if name not in dg.tables:
         cp = cupy()
         table = cp.empty(graph.n + 1, dtype=dtype)
-        table[:-1] = cp.asarray(graph.node_ids)
+        table[:-1] = upload(graph.node_ids)
         table[-1] = -1
         dg.tables[name] = table
     return dg.tables[name]
