@@ -107,11 +107,12 @@ def test_inputs_warm_up_runs_every_generator(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A GPU worker's first start: the GPU's and the CPU's shares go to one pool, each backend
-    gets its stamp, and a second start runs nothing."""
+    """A GPU worker's first start: one pool, each family (and the inputs) once with both
+    backends (a family's CPU and GPU code share Numba functions: one process compiles them),
+    each backend gets its stamp, and a second start runs nothing."""
     monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
-    submitted: list[tuple[str, tuple[str, ...]]] = []
+    submitted: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
 
     class InProcess:
         def __init__(self, *args: object, **kwargs: object) -> None:
@@ -123,19 +124,24 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
         def __exit__(self, *exc: object) -> None:
             pass
 
-        def submit(self, fn: object, backend: str, share: tuple[str, ...]) -> object:
+        def submit(self, fn: object, backends: tuple[str, ...],
+                   share: tuple[str, ...]) -> object:
             from concurrent.futures import Future
 
-            submitted.append((backend, share))
+            submitted.append((backends, share))
             future: Future = Future()
             future.set_result(None)
             return future
 
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", InProcess)
     assert warmup.precompile("gpu", "cpu", processes=2) is True
-    backends = [backend for backend, _ in submitted]  # the GPU's (longer) shares first
-    assert backends == ["gpu"] * backends.count("gpu") + ["cpu"] * backends.count("cpu")
-    assert {b for b, share in submitted if share == ()} == {"gpu", "cpu"}
+    from graphgpu.kernels.core.registry import algorithms
+
+    assert {backends for backends, _ in submitted} == {("gpu", "cpu")}
+    names = [name for _, share in submitted for name in share]
+    assert sorted(names) == sorted(algorithms()) and () in [share for _, share in submitted]
+    louvain = next(share for _, share in submitted if "louvain" in share)
+    assert "leiden" in louvain  # one family, one share
     for backend in ("gpu", "cpu"):
         assert json.loads(warmup.stamp_path(backend).read_text())["fingerprint"] == \
             f"code-{backend}"
