@@ -15,7 +15,7 @@ Columns: ``kernel_ms`` is the computation alone, graph resident: GPU = median CU
 kernel and the per-batch
 read-backs), CPU = its median wall time; for ``iterated`` it is the time at which the final best
 set was found (the run itself lasts ``time_limit_s``). ``e2e_ms`` = wall time of the registered
-function (``mis_gpu`` / ``mis_cpu``: plus verification and copying the set to the host), median.
+function (``mis_gpu`` / ``mis_cpu``: plus verification; the GPU's set stays on the device), median.
 ``opt_%`` = size / exact maximum independent set size where known; ``rounds`` of the (first)
 solution; ``iterations`` of ``iterated`` in its time limit. Peers (CPU): NetworkX
 ``maximal_independent_set`` (random greedy, ca-* only) and a min-degree greedy (Numba, bucket

@@ -235,7 +235,7 @@ def bench_bfs(name: str, graph: Graph, repeat: int, rows: list[dict]) -> dict:
     ours, kernel, edges = [], [], []
     for s in sources:
         params = alg.params_model(source=int(graph.node_ids[s]))
-        result = alg.gpu(graph, params, no_progress)
+        result = alg.gpu(graph, params, no_progress).host()
         edges.append(int(degrees[result.node_values["level"] >= 0].sum()) // 2)
         ours.append(event_ms(lambda p=params: alg.gpu(graph, p, no_progress), repeat))
         if bfs_device is not None:

@@ -24,8 +24,9 @@ What is timed, as a median over ``--repeat`` runs after one warm-up run:
   read)`` the whole :func:`components_device` (the CPU's numbering by smallest member, the sizes,
   the one host read); ``gpu+copy`` as below. A second table splits the run into its phases
   (:attr:`DeviceComponents.PHASES`, an event after each).
-* ``gpu+copy``: wall time of the registered GPU function, i.e. plus copying the per-node arrays
-  back to the host.
+* ``gpu+copy``: wall time of the registered GPU function and of the worker's result preparation
+  after it (``workers.tasks.result_arrays``: node ids narrowed or translated on the device, one
+  copy per array into pinned host memory), i.e. the worker's ``compute_ms``.
 * peer: SciPy ``breadth_first_order`` (with predecessors) / ``connected_components`` on a
   prepared ``csr_matrix``. ``ratio`` = peer_ms / time_ms (> 1: faster than SciPy).
 
@@ -69,6 +70,7 @@ from graphgpu.kernels.algorithms.traversal.gpu import (  # noqa: E402
 from graphgpu.kernels.core.device import device_name, on_device  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
+from graphgpu.workers.tasks import result_arrays  # noqa: E402
 
 GRAPHS = ("cnr-2000", "rmat20")
 #: ECL-CC's kernel times on an H100 (init, compute, flatten), the goal set in issue 4.
@@ -119,6 +121,7 @@ def rate(value: float, unit: str) -> str:
 
 
 def assert_same(a, b, what: str) -> None:
+    a, b = a.host(), b.host()  # a GPU backend's arrays stay on the device
     assert a.summary == b.summary, (what, a.summary, b.summary)
     for key, values in {**a.node_values, **a.arrays}.items():
         other = {**b.node_values, **b.arrays}[key]
@@ -137,7 +140,7 @@ def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool, cpu: bool = True)
     for k, source in enumerate(sources):
         params = BfsParams(source=int(graph.node_ids[source]))
         reference = bfs_cpu(graph, params, no_progress) if cpu or k == 0 else None
-        answer = bfs_gpu(graph, params, no_progress) if gpu else reference
+        answer = bfs_gpu(graph, params, no_progress).host() if gpu else reference
         if reference is not None and gpu:
             assert_same(reference, answer, f"bfs {name}")
         traversed.append(int(graph.degrees()[answer.node_values["level"] >= 0].sum()) // 2)
@@ -150,7 +153,7 @@ def bench_bfs(name: str, graph: Graph, repeat: int, gpu: bool, cpu: bool = True)
             times["gpu"].append(event_ms(
                 lambda s=source: bfs_device(graph, int(s), no_progress), repeat))
             times["gpu+copy"].append(wall_ms(
-                lambda p=params: bfs_gpu(graph, p, no_progress), repeat))
+                lambda p=params: result_arrays(graph, bfs_gpu(graph, p, no_progress)), repeat))
     peer_ms = statistics.median(times["peer"]) if times["peer"] else None
     edges = statistics.median(traversed)
     rows = []
@@ -233,8 +236,9 @@ def bench_components(name: str, graph: Graph, repeat: int, gpu: bool,
         row("gpu kernels (init..flatten)", phase_ms["kernels"], ecl)
         row("gpu (+number, sizes, count read)",
             event_ms(lambda: components_device(graph), repeat), scipy_peer)
-        row("gpu+copy", wall_ms(lambda: components_gpu(graph, params, no_progress), repeat),
-            scipy_peer)
+        row("gpu+copy", wall_ms(lambda: result_arrays(graph, components_gpu(graph, params,
+                                                                            no_progress)),
+                                repeat), scipy_peer)
         phase_rows = [{**base, "backend": f"gpu phase: {phase}", "time_ms": phase_ms[phase],
                        "throughput": f"{phase_ms[phase] / phase_ms['full']:.0%} of run"}
                       for phase in (*DeviceComponents.PHASES, "full")]

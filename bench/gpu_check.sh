@@ -27,6 +27,7 @@ BENCHES=(
     "bench/bench_cnd_memetic.py cnd_memetic.md --plan 1,5:cnp --cpu-processes 8 --gpu-processes 2"
     "bench/bench_peers.py peers.md"
     "bench/bench_e2e.py e2e.md"
+    "bench/bench_handoff.py handoff.md --scales 20,22 --repeat 5"
 )
 
 status=0

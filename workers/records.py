@@ -37,42 +37,44 @@ def read(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None
     return protocol.decode_record(raw) if raw else None
 
 
+#: Claim queued job KEYS[1] for worker ARGV[2] (JSON) at ARGV[3] (JSON): running, started,
+#: an attempt more, in the running set KEYS[2] (member ARGV[1]); the worker's heartbeat KEYS[3]
+#: written unless there (ARGV[4], expiry ARGV[5] ms) and the worker in KEYS[4]. Returns the
+#: record's fields and values, or nothing when the job is no longer queued.
+_CLAIM = """
+if redis.call('HGET', KEYS[1], 'status') ~= '"queued"' then
+  return {}
+end
+redis.call('HSET', KEYS[1], 'status', '"running"', 'started_at', ARGV[3], 'worker', ARGV[2],
+           'progress', '{"fraction": 0.0, "message": "started"}')
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[3], ARGV[4], 'NX', 'PX', ARGV[5])
+redis.call('SADD', KEYS[4], ARGV[6])
+return redis.call('HGETALL', KEYS[1])
+"""
+
+
 def claim(redis: Redis, settings: Settings, job_id: str, worker: str,
           heartbeat: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Move a queued job to running on ``worker``; None if it was canceled (or expired)
     meanwhile.
 
-    The attempt's owner is live from the claim on: in the same transaction, the worker's
-    heartbeat key is written (unless its monitor already beats; ``heartbeat`` is the record
-    written, by default the name alone) with the monitors' expiry. So no monitor can see the
-    job running on a worker without a heartbeat and take the attempt for lost, however late
-    the worker's own monitor beats first (a restarted worker's race).
+    The attempt's owner is live from the claim on: in the same script, the worker's heartbeat
+    key is written (unless its monitor already beats; ``heartbeat`` is the record written, by
+    default the name alone) with the monitors' expiry. So no monitor can see the job running
+    on a worker without a heartbeat and take the attempt for lost, however late the worker's
+    own monitor beats first (a restarted worker's race). One round trip (a small job's whole
+    run is about a millisecond), the record read back in it.
     """
-    key = protocol.job_key(settings, job_id)
-    beat = protocol.worker_key(settings, worker)
-    with redis.pipeline() as pipe:
-        while True:
-            try:
-                pipe.watch(key)
-                raw = pipe.hget(key, "status")
-                if raw is None or json.loads(raw) != "queued":
-                    return None
-                pipe.multi()
-                pipe.hset(key, mapping={
-                    "status": json.dumps("running"),
-                    "started_at": json.dumps(time.time()),
-                    "worker": json.dumps(worker),
-                    "progress": json.dumps({"fraction": 0.0, "message": "started"}),
-                })
-                pipe.hincrby(key, "attempts", 1)  # a JSON integer, like every other value
-                pipe.sadd(protocol.running_key(settings), job_id)
-                pipe.set(beat, json.dumps(heartbeat or {"name": worker}), nx=True,
-                         px=int(settings.worker_dead_after_seconds * 1000))
-                pipe.sadd(protocol.workers_key(settings), worker)
-                pipe.execute()
-                return read(redis, settings, job_id)
-            except WatchError:
-                continue
+    flat = redis.eval(
+        _CLAIM, 4, protocol.job_key(settings, job_id), protocol.running_key(settings),
+        protocol.worker_key(settings, worker), protocol.workers_key(settings), job_id,
+        json.dumps(worker), json.dumps(time.time()), json.dumps(heartbeat or {"name": worker}),
+        int(settings.worker_dead_after_seconds * 1000), worker)
+    if not flat:
+        return None
+    return protocol.decode_record(dict(zip(flat[::2], flat[1::2], strict=True)))
 
 
 #: Record a final status (ARGV[2], JSON) on job KEYS[1] if it runs (on worker ARGV[3], JSON;

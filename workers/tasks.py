@@ -73,34 +73,37 @@ def _id_dtype(graph: Graph) -> np.dtype:
     return np.dtype(np.int32 if top <= np.iinfo(np.int32).max else np.int64)
 
 
-def _original_ids(graph: Graph, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Internal ids (``-1`` = none) as original ids of ``dtype``: one gather through the
-    node-id table with ``-1`` appended (index -1 reads it)."""
-    table = np.empty(graph.n + 1, dtype=dtype)
-    table[:-1] = graph.node_ids
-    table[-1] = -1
-    return table[values]
+def _original_ids(graph: Graph, values: Any, dtype: np.dtype) -> Any:
+    """Internal ids (``-1`` = none) as original ids of ``dtype``, on the device of ``values``:
+    one gather through the node-id table with ``-1`` appended (index -1 reads it)."""
+    if isinstance(values, np.ndarray):
+        table = np.empty(graph.n + 1, dtype=dtype)
+        table[:-1] = graph.node_ids
+        table[-1] = -1
+        return table[values]
+    return device.original_ids(graph, dtype)[values]
 
 
 def result_arrays(graph: Graph, result: AlgorithmResult) -> tuple[dict[str, np.ndarray], bool]:
-    """The arrays of a job's result folder, and whether the graph's ids are ``0..n-1`` (then
-    no ``node_id`` array: readers rebuild it, ``protocol.read_array``).
+    """The arrays of a job's result folder, on the host, and whether the graph's ids are
+    ``0..n-1`` (then no ``node_id`` array: readers rebuild it, ``protocol.read_array``).
 
     Node-id fields become original ids in the narrowest dtype that holds them
-    (:func:`_id_dtype`); identity ids need no translation, only the narrowing. Other arrays
-    are written as the algorithm made them (host arrays: a GPU backend copies its own).
+    (:func:`_id_dtype`), on the device where the algorithm left them (GPU arrays are
+    translated there and copied once into the worker's pinned staging buffer,
+    :func:`device.to_host`: valid until the next job's); identity ids need no translation,
+    only the narrowing. Other arrays are written as the algorithm made them.
     """
     # Ids are distinct, ascending and non-negative: the last is n - 1 only for 0..n-1.
     identity = graph.n == 0 or int(graph.node_ids[-1]) == graph.n - 1
     dtype = _id_dtype(graph)
-    arrays: dict[str, np.ndarray] = {} if identity else {protocol.NODE_ID: graph.node_ids}
+    arrays: dict[str, Any] = {} if identity else {protocol.NODE_ID: graph.node_ids}
     for name, values in (*result.node_values.items(), *result.arrays.items()):
-        values = np.asarray(values)
         if name in result.node_id_fields:
             values = (values.astype(dtype, copy=False) if identity
                       else _original_ids(graph, values, dtype))
         arrays[name] = values
-    return arrays, identity
+    return device.to_host(arrays, staging=True), identity
 
 
 def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
@@ -127,6 +130,7 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     else:
         result = run(graph, params, progress)
     arrays, identity = result_arrays(graph, result)
+    # Compute ends with the result on the host, as written (a GPU's copies included).
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
     start = time.perf_counter()
     summary = algorithm.result_model.model_validate(result.summary).model_dump(mode="json")

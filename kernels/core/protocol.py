@@ -192,7 +192,7 @@ def write_result(settings: Settings, job_id: str, manifest: ResultManifest,
     arrays : dict of str to ndarray
         Saved as ``<name>.npy`` (those :meth:`ResultManifest.files` names), each array by
         a thread of its own when the result passes :data:`PARALLEL_WRITE_BYTES`; a
-        C-ordered array is written from where it lies.
+        C-ordered array (a pinned buffer from the GPU) is written from where it lies.
     """
     staging = settings.tmp_dir / f"result.{job_id}.{uuid.uuid4().hex}"
     staging.mkdir(parents=True)

@@ -7,6 +7,7 @@ requests and publishes schemas from here, the worker runs from here, the CLI and
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import pkgutil
@@ -17,6 +18,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel
 
+from graphgpu.kernels.core import device
 from graphgpu.kernels.core.errors import InvalidInput, UnknownName
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.settings import get_settings
@@ -48,13 +50,18 @@ def no_progress(fraction: float, message: str = "") -> None:
 class AlgorithmResult:
     """What an algorithm returns, in internal node ids.
 
+    A GPU backend leaves its arrays on the device (CuPy): the worker translates node ids
+    there, narrows them and copies each array once into pinned host memory, from which the
+    result is written (``workers/tasks.py``); callers that compare or index the arrays on the
+    host take :meth:`host`.
+
     Attributes
     ----------
     summary : dict
         JSON-ready scalars and small lists; validated against the algorithm's result model.
-    node_values : dict of str to ndarray
-        Arrays of length n, one value per internal node.
-    arrays : dict of str to ndarray
+    node_values : dict of str to array
+        Arrays of length n, one value per internal node (NumPy, or CuPy from a GPU backend).
+    arrays : dict of str to array
         Other arrays (component sizes, member lists, ...).
     node_id_fields : tuple of str
         Names in ``node_values`` or ``arrays`` whose values are internal node ids (``-1`` = none);
@@ -62,9 +69,14 @@ class AlgorithmResult:
     """
 
     summary: dict[str, Any]
-    node_values: dict[str, np.ndarray] = field(default_factory=dict)
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    node_values: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, Any] = field(default_factory=dict)
     node_id_fields: tuple[str, ...] = ()
+
+    def host(self) -> AlgorithmResult:
+        """This result with every array a NumPy array (device arrays copied to the host)."""
+        return dataclasses.replace(self, node_values=device.to_host(self.node_values),
+                                   arrays=device.to_host(self.arrays))
 
 
 AlgorithmFn = Callable[[Graph, Any, ProgressFn], AlgorithmResult]

@@ -1,5 +1,5 @@
 """A job's result on its way out: the arrays the worker writes (identity ids left out, node ids
-narrowed), the folder's round trip, and what users read back."""
+narrowed, GPU arrays copied once), the folder's round trip, and what users read back."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import uuid
 import numpy as np
 import pytest
 
+from graphgpu.kernels.algorithms.traversal import BfsParams
+from graphgpu.kernels.algorithms.traversal.cpu import bfs as bfs_cpu
 from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import UnknownName
 from graphgpu.kernels.core.graph import build_graph
-from graphgpu.kernels.core.registry import AlgorithmResult
+from graphgpu.kernels.core.registry import AlgorithmResult, no_progress
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.workers import tasks
@@ -132,3 +135,77 @@ def test_identity_ids_read_back_as_before(stack: Stack) -> None:
     assert ids.dtype == np.int64 and ids.tolist() == list(range(7))
     assert parent.dtype == np.int32 and parent.tolist() == [1, 1, 1, 2, 3, -1, -1]
 
+
+# GPU (device machine only: python3 -m pytest -m gpu)
+
+needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("ids", [list(range(7)), [3, 8, 20, 21, 40, 41, 99],
+                                 [0, 1, 2, 5, 2**40, 2**40 + 1, 2**41]])
+def test_result_arrays_from_the_device(ids: list[int]) -> None:
+    """Device arrays are translated and narrowed on the device and copied to pinned host
+    memory: the same arrays, dtypes included, as from host arrays."""
+    from graphgpu.kernels.core.device import cupy
+
+    cp = cupy()
+    graph = _graph(ids)
+    host = _result(graph.node_ids)
+    on_device = AlgorithmResult(
+        summary={}, node_values={k: cp.asarray(v) for k, v in host.node_values.items()},
+        arrays={k: cp.asarray(v) for k, v in host.arrays.items()},
+        node_id_fields=host.node_id_fields)
+    expected, identity = result_arrays(graph, host)
+    got, same_identity = result_arrays(graph, on_device)
+    assert same_identity == identity and got.keys() == expected.keys()
+    for name, array in expected.items():
+        assert isinstance(got[name], np.ndarray)
+        assert got[name].dtype == array.dtype, name
+        np.testing.assert_array_equal(got[name], array, err_msg=name)
+    back = on_device.host()
+    for name, array in {**host.node_values, **host.arrays}.items():
+        np.testing.assert_array_equal({**back.node_values, **back.arrays}[name], array)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_bfs_writes_what_cpu_bfs_writes(tmp_path) -> None:
+    """The traversal family leaves its GPU arrays on the device; the worker's arrays from them
+    equal the CPU backend's (a graph whose ids are not 0..n-1, so parents are translated)."""
+    from graphgpu.kernels.algorithms.traversal.gpu import bfs as bfs_gpu
+
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 5000, 20_000) * 3 + 7, rng.integers(0, 5000, 20_000) * 3 + 7
+    graph, _ = build_graph(src, dst)
+    params = BfsParams(source=int(graph.node_ids[10]))
+    gpu = bfs_gpu(graph, params, no_progress)
+    assert not isinstance(gpu.node_values["parent"], np.ndarray)  # left on the device
+    cpu_arrays, _ = result_arrays(graph, bfs_cpu(graph, params, no_progress))
+    gpu_arrays, _ = result_arrays(graph, gpu)
+    assert gpu_arrays.keys() == cpu_arrays.keys()
+    for name, array in cpu_arrays.items():
+        assert gpu_arrays[name].dtype == array.dtype
+        np.testing.assert_array_equal(gpu_arrays[name], array, err_msg=name)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_staging_buffer_holds_each_result_whole() -> None:
+    """Arrays of mixed dtypes and sizes land in the pinned staging buffer intact, again after
+    it grows; host arrays pass through untouched."""
+    from graphgpu.kernels.core import device
+
+    cp = device.cupy()
+    host = np.arange(5)
+    for scale in (1, 64):  # the second is larger than the buffer's first size
+        arrays = {"flags": cp.arange(1001) % 3 == 0, "small": cp.arange(7, dtype=cp.int8),
+                  "big": cp.arange(scale * 100_000, dtype=cp.float64) / 3,
+                  "empty": cp.zeros(0, dtype=cp.int32), "grid": cp.arange(12).reshape(3, 4).T,
+                  "host": host}
+        out = device.to_host(arrays, staging=True)
+        assert out["host"] is host
+        for name, array in arrays.items():
+            assert isinstance(out[name], np.ndarray) and out[name].dtype == array.dtype
+            np.testing.assert_array_equal(out[name], cp.asnumpy(array), err_msg=name)

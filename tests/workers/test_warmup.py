@@ -104,3 +104,90 @@ def test_inputs_warm_up_runs_every_generator(monkeypatch: pytest.MonkeyPatch) ->
 
     assert set(warmup.GENERATOR_EXAMPLES) == set(generators())
     warmup.warm_up_inputs("cpu")
+
+
+def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU worker's first start: one pool, each family (and the inputs) once with both
+    backends (a family's CPU and GPU code share Numba functions: one process compiles them),
+    each backend gets its stamp, and a second start runs nothing."""
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
+    monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
+    submitted: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+
+    class InProcess:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def __enter__(self) -> InProcess:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def submit(self, fn: object, backends: tuple[str, ...],
+                   share: tuple[str, ...]) -> object:
+            from concurrent.futures import Future
+
+            submitted.append((backends, share))
+            future: Future = Future()
+            future.set_result(None)
+            return future
+
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", InProcess)
+    assert warmup.precompile("gpu", "cpu", processes=2) is True
+    from graphgpu.kernels.core.registry import algorithms
+
+    assert {backends for backends, _ in submitted} == {("gpu", "cpu")}
+    names = [name for _, share in submitted for name in share]
+    assert sorted(names) == sorted(algorithms()) and () in [share for _, share in submitted]
+    louvain = next(share for _, share in submitted if "louvain" in share)
+    assert "leiden" in louvain  # one family, one share
+    for backend in ("gpu", "cpu"):
+        assert json.loads(warmup.stamp_path(backend).read_text())["fingerprint"] == \
+            f"code-{backend}"
+    assert warmup.precompile("gpu", "cpu", processes=2) is False
+
+
+def test_skewed_graph_runs_only_cheap_estimates() -> None:
+    """On the skewed warm-up graph an algorithm runs its examples only when its estimate is
+    within SKEWED_SECONDS and SKEWED_BYTES; without an estimate, or refused, it does not run
+    there."""
+    import numpy as np
+    from pydantic import BaseModel, ConfigDict
+
+    from graphgpu.kernels.core.errors import LimitExceeded
+    from graphgpu.kernels.core.graph import build_graph
+    from graphgpu.kernels.core.registry import Algorithm, AlgorithmResult, Estimate
+
+    class Params(BaseModel):
+        model_config = ConfigDict(json_schema_extra={"examples": [{}, {"size": 2}]})
+        size: int = 1
+
+    ran: list[int] = []
+
+    def run(graph: object, params: Params, progress: object) -> AlgorithmResult:
+        ran.append(params.size)
+        return AlgorithmResult(summary={})
+
+    def algorithm(estimate: object) -> Algorithm:
+        return Algorithm(name="probe", summary="", params_model=Params, result_model=Params,
+                         cpu=run, gpu=run, estimate=estimate)
+
+    def seconds(value: float, result_bytes: int = 0):
+        return lambda graph, params, backend: Estimate(seconds=value * params.size,
+                                                       result_bytes=result_bytes)
+
+    def refused(graph: object, params: object, backend: object) -> Estimate:
+        raise LimitExceeded("too large")
+
+    ring = np.arange(8)
+    graph, _ = build_graph(ring, np.roll(ring, 1))
+    cheap = warmup.SKEWED_SECONDS * 0.6  # the first example within, the second (x2) past it
+    large = warmup.SKEWED_BYTES + 1
+    for estimate, expected in ((seconds(cheap), [1]), (seconds(cheap, large), []), (None, []),
+                               (refused, [])):
+        ran.clear()
+        warmup.run_examples(algorithm(estimate), graph, "cpu", skewed=True)
+        assert ran == expected
+    warmup.run_examples(algorithm(None), graph, "cpu", skewed=False)  # the ring: every example
+    assert ran == [1, 2]

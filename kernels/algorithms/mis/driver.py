@@ -10,7 +10,7 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class Engine(Protocol):
     def save_best(self) -> None: ...
     def restore_best(self) -> None: ...
     def verify(self) -> tuple[int, int, int]: ...
-    def in_set(self) -> np.ndarray: ...
+    def in_set(self) -> Any: ...  # int8 per vertex, in the backend's arrays
 
 
 def salt(seed: int, iteration: int, stream: int) -> int:
@@ -173,5 +173,5 @@ def solve(engine: Engine, n: int, params: RunParams, progress: ProgressFn) -> Al
     summary.update(size=size, verified=True, maximal=maximal)
     progress(1.0, f"mis: {size} vertices")
     return AlgorithmResult(summary=summary, node_values={"in_set": in_set},
-                           arrays={"members": np.flatnonzero(in_set).astype(np.int64)},
+                           arrays={"members": in_set.nonzero()[0].astype(np.int64)},
                            node_id_fields=("members",))

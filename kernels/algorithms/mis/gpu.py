@@ -277,8 +277,8 @@ class GpuEngine:
         size, conflicts, undominated, _ = (int(x) for x in self._aux("mis_verify"))
         return size, conflicts, undominated
 
-    def in_set(self) -> np.ndarray:
-        return (self.word[:self.n] & 1).astype(self.cp.int8).get()
+    def in_set(self) -> Any:
+        return (self.word[:self.n] & 1).astype(self.cp.int8)  # left on the device
 
 
 def mis_gpu(graph: Graph, params: driver.RunParams, progress: ProgressFn) -> AlgorithmResult:

@@ -2,7 +2,8 @@
 
 The backends differ only in how they solve a CSR graph; :mod:`.cpu` and :mod:`.gpu` pass their
 solvers and array module (``numpy`` or ``cupy``) to :func:`bfs` and :func:`components`, so the
-pruning flow and the summaries are written once.
+pruning flow and the summaries are written once. The result's arrays stay in ``xp`` (on the
+GPU, the worker copies them once, see ``AlgorithmResult``).
 """
 
 from __future__ import annotations
@@ -51,12 +52,11 @@ def bfs(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: BfsSolve
         level, parent = pruning.bfs_pruned(xp, pruned, graph.n, on_backend, core)
     else:
         level, parent = whole(graph, on_backend)
-    host = getattr(xp, "asnumpy", np.asarray)
-    level, parent = host(level), host(parent)
+    # The arrays stay on the backend (the worker copies a GPU's once, to pinned memory).
     summary: dict[str, Any] = {"source": params.source}
     if params.sources is not None:
         summary["sources"] = int(sources.shape[0])
-    summary.update(reached=int(np.count_nonzero(level >= 0)), max_level=int(level.max()),
+    summary.update(reached=int(xp.count_nonzero(level >= 0)), max_level=int(level.max()),
                    **pruning.summary_fields(params.prune, pruned))
     progress(1.0, "bfs: done")
     return AlgorithmResult(summary=summary, node_values={"level": level, "parent": parent},
@@ -95,10 +95,8 @@ def components(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: C
         label, sizes = pruning.components_pruned(xp, pruned, graph.n, core)
     else:
         label, sizes = whole()
-    host = getattr(xp, "asnumpy", np.asarray)
-    label, sizes = host(label), host(sizes)
     progress(1.0, "connected_components: done")
     summary = {"count": int(sizes.shape[0]), "largest": int(sizes.max()),
-               "isolated": int(np.count_nonzero(sizes == 1)),
+               "isolated": int(xp.count_nonzero(sizes == 1)),
                **pruning.summary_fields(params.prune, pruned)}
     return AlgorithmResult(summary=summary, node_values={"label": label}, arrays={"sizes": sizes})

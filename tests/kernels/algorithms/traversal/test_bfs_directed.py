@@ -75,7 +75,7 @@ def test_gpu_bfs_directed_matches_cpu(name: str, direction: str) -> None:
     graph = directed(CASES[name])
     for sources in ([0], [1, max(CASES[name])]):
         params = BfsParams(sources=sources, direction=direction)
-        cpu, gpu = bfs_cpu(graph, params, no_progress), bfs_gpu(graph, params, no_progress)
+        cpu, gpu = bfs_cpu(graph, params, no_progress), bfs_gpu(graph, params, no_progress).host()
         for field in ("level", "parent"):
             np.testing.assert_array_equal(gpu.node_values[field], cpu.node_values[field])
         assert gpu.summary == cpu.summary
