@@ -109,7 +109,7 @@ def clustering_estimate(graph: Graph, params: ClusteringParams, backend: Backend
         degree = degree + graph.in_degrees()
     wedges = float((degree * degree).sum())
     # The matrices S (and its pattern), the degrees and diagonal; a chunk's product.
-    chunk = (cpu.WEDGES_PER_CHUNK if backend == "cpu" else gpu.CLUSTERING_WEDGES_PER_CHUNK)
+    chunk = (cpu if backend == "cpu" else gpu).CLUSTERING_WEDGES_PER_CHUNK
     working = 4 * graph.nbytes() + 48 * graph.n + 36 * min(wedges, chunk)
     return Estimate(seconds=wedges * SECONDS_PER_WEDGE[backend], result_bytes=16 * graph.n,
                     device_bytes=working if backend == "gpu" else None, host_bytes=working,

@@ -15,7 +15,7 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 #: Wedges (entries of the sparse product) per chunk of rows of ``clustering``: about 100 MB.
-WEDGES_PER_CHUNK = 1 << 23
+CLUSTERING_WEDGES_PER_CHUNK = 1 << 23
 
 
 @numba.njit(cache=True, nogil=True)
@@ -102,5 +102,5 @@ def clustering(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResu
     progress(0.0, "clustering: sparse products")
     diag, pairs = driver.fagiolo(np, scipy.sparse, graph.n,
                                  (graph.indptr, graph.indices, graph.weights), in_csr, scale,
-                                 WEDGES_PER_CHUNK, progress)
+                                 CLUSTERING_WEDGES_PER_CHUNK, progress)
     return driver.clustering_result(diag, pairs, scale)

@@ -94,7 +94,7 @@ def test_chunks_of_rows_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) ->
     g = nx.gnp_random_graph(120, 0.08, seed=8, directed=True)
     weights = weigh(g, 9)
     whole = run(g, weights)
-    monkeypatch.setattr(host, "WEDGES_PER_CHUNK", 40)
+    monkeypatch.setattr(host, "CLUSTERING_WEDGES_PER_CHUNK", 40)
     chunked = run(g, weights)
     np.testing.assert_allclose(chunked.node_values["clustering"],
                                whole.node_values["clustering"], rtol=1e-13, atol=1e-16)
