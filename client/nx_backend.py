@@ -45,6 +45,10 @@ Documented differences:
   ``k`` sampled sources are drawn from ``seed`` exactly as NetworkX draws them, and equal path
   lengths are detected by the exact float comparison NetworkX makes, so the scores are
   NetworkX's (but for a weight lost in the rounding of a distance: the family's notes).
+* ``clustering``, ``average_clustering`` with ``weight``: sums of cube roots of the scaled
+  weights (``diag(S^3)``, the ``triangles`` family's notes) where NetworkX sums cube roots of
+  each triangle's product, so the values agree to rounding (unweighted ones, directed or not,
+  are NetworkX's bit for bit).
 """
 
 from __future__ import annotations
@@ -52,12 +56,17 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
-from itertools import chain, repeat
 from typing import Any
 
 from graphgpu.client import nx_paths, nx_session, nx_structure
 from graphgpu.client.models import Graph as StoredGraph
-from graphgpu.client.nx_session import BACKEND_NAME, ServiceGraph, current, served_graph
+from graphgpu.client.nx_session import (
+    BACKEND_NAME,
+    ServiceGraph,
+    current,
+    has_weight,
+    served_graph,
+)
 
 __all__ = ["BACKEND_NAME", "FUNCTIONS", "ServiceGraph", "backend_info", "backend_interface",
            "reset", "uploaded"]
@@ -115,18 +124,10 @@ def _ids(stored: StoredGraph, nodes: Iterable[Any]) -> list[Any]:
     return [index[v] for v in nodes]
 
 
-def _has_weight(graph: Any, weight: str | None) -> bool:
-    """Whether some edge has the ``weight`` attribute (C-level iteration, first hit ends it)."""
-    data = chain.from_iterable(map(dict.values, graph._adj.values()))
-    if graph.is_multigraph():  # neighbour -> {key: attributes}
-        data = chain.from_iterable(map(dict.values, data))
-    return weight is not None and any(map(dict.__contains__, data, repeat(weight)))
-
-
 def _communities(graph: Any, algorithm: str, weight: str | None, resolution: float,
                  seed: Any) -> list[set[Any]]:
     salt = seed.randrange(2**31) if hasattr(seed, "randrange") else 0
-    job = current().run(graph, algorithm, weight if _has_weight(graph, weight) else None,
+    job = current().run(graph, algorithm, weight if has_weight(graph, weight) else None,
                         resolution=float(resolution), seed=salt)
     groups: dict[int, set[Any]] = {}
     for node, community in job.node_values("community").items():
@@ -183,7 +184,7 @@ def betweenness_centrality(G: Any, k: int | None = None, normalized: bool = True
         params["sources"] = rng.sample(list(graph), k)  # NetworkX's own draw, same order
         if not params["sources"]:
             raise ZeroDivisionError("k=0 sampled sources: NetworkX divides by k")
-    weight = weight if _has_weight(graph, weight) else None  # else every edge counts 1
+    weight = weight if has_weight(graph, weight) else None  # else every edge counts 1
     session = current()
     stored = session.stored(graph, weight, nonnegative=True)
     if weight is not None and session.cached(graph, weight)[2] <= 0:
@@ -246,11 +247,11 @@ def pagerank(G: Any, alpha: float = 0.85, personalization: Any = None,  # noqa: 
         raise NotImplementedError("pagerank: nstart is not supported")
     if max_iter < 1:  # NetworkX runs no iteration, so it has not converged
         raise nx.PowerIterationFailedConvergence(max_iter)
-    has_weight = _has_weight(graph, weight)
-    stored = current().stored(graph, weight if has_weight else None)
+    weighted = has_weight(graph, weight)
+    stored = current().stored(graph, weight if weighted else None)
     # NetworkX stops below n * tol; the service's tol is the L1 change itself.
     params: dict[str, Any] = {"alpha": alpha, "max_iter": max_iter,
-                              "tol": tol * graph.number_of_nodes(), "weighted": has_weight}
+                              "tol": tol * graph.number_of_nodes(), "weighted": weighted}
     if personalization is not None and sum(personalization.get(v, 0) for v in graph) == 0:
         raise ZeroDivisionError("the personalization vector is zero")  # as NetworkX
     for name, mapping in (("personalization", personalization), ("dangling", dangling)):

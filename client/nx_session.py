@@ -259,6 +259,26 @@ def forget_conversion(G: Any) -> None:  # noqa: N803
         cache.get("backends", {}).pop(BACKEND_NAME, None)
 
 
+def edge_data(graph: Any) -> Any:
+    """An iterator over the attribute dicts of every arc (a multigraph's: of every parallel
+    edge) of a NetworkX graph, by C-level iteration."""
+    data = chain.from_iterable(map(dict.values, graph._adj.values()))
+    if graph.is_multigraph():  # neighbour -> {key: attributes}
+        data = chain.from_iterable(map(dict.values, data))
+    return data
+
+
+def has_weight(graph: Any, weight: str | None) -> bool:
+    """Whether some edge has the ``weight`` attribute (C-level iteration, first hit ends it)."""
+    return weight is not None and any(map(dict.__contains__, edge_data(graph), repeat(weight)))
+
+
+def heaviest(graph: Any, weight: str) -> float:
+    """The largest ``weight`` of an edge (1 where missing), as NetworkX's weighted clustering
+    takes it; 1 for a graph without edges."""
+    return max(map(dict.get, edge_data(graph), repeat(weight), repeat(1)), default=1)
+
+
 def serving(algorithm: str, directed: bool, *names: str) -> dict[str, tuple[str, bool]]:
     """Rows of a module's ``SERVED`` table: the NetworkX functions ``names`` run ``algorithm``
     on the service; ``directed``: they take directed graphs."""

@@ -1,12 +1,13 @@
 """NetworkX functions about connectivity and structure, answered from the service's components
 and triangle counts (``connected_components``, ``strongly_connected_components``,
-``triangles``): components of every kind, isolates, trees and forests, clustering."""
+``triangles``, ``clustering``): components of every kind, isolates, trees and forests,
+clustering (directed and weighted through the service's ``clustering``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from graphgpu.client.nx_session import current, served_graph, serving
+from graphgpu.client.nx_session import current, has_weight, heaviest, served_graph, serving
 
 #: NetworkX function -> (service algorithm, whether it takes directed graphs).
 SERVED: dict[str, tuple[str, bool]] = {
@@ -18,13 +19,13 @@ SERVED: dict[str, tuple[str, bool]] = {
               "number_strongly_connected_components", "is_strongly_connected"),
     **serving("connected_components", True, "isolates", "number_of_isolates", "is_isolate",
               "is_tree", "is_forest"),
-    **serving("triangles", False, "triangles", "clustering", "average_clustering",
-              "transitivity"),
+    **serving("triangles", False, "triangles", "transitivity"),
+    **serving("clustering", True, "clustering", "average_clustering"),
 }
 #: Functions whose answer on a multigraph is that on its simple graph (connectivity; the tree
 #: tests count parallel edges through ``number_of_edges``).
 MULTIGRAPHS = frozenset(name for name, (algorithm, _) in SERVED.items()
-                        if algorithm != "triangles")
+                        if algorithm not in ("triangles", "clustering"))
 #: The node-value field that numbers each algorithm's components.
 _FIELD = {"connected_components": "label", "strongly_connected_components": "component"}
 
@@ -203,22 +204,36 @@ def triangles(G: Any, nodes: Any = None) -> Any:  # noqa: N803
     return _subset(graph, _values(graph, "triangles", "triangles"), nodes)
 
 
+def _clustering(graph: Any, weight: Any) -> dict[Any, float]:
+    """NetworkX's local clustering of every node: from ``triangles`` (undirected, unweighted:
+    the cheaper count) or from ``clustering`` (directed, or weighted by the ``weight``
+    attribute: the geometric mean of weights divided by the largest)."""
+    if len(graph) == 0:
+        return {}
+    weight = weight if has_weight(graph, weight) else None  # else every weight 1: unweighted
+    if weight is None and not graph.is_directed():
+        return _values(graph, "triangles", "clustering")
+    session = current()
+    stored = session.stored(graph, weight)
+    if weight is not None and session.cached(graph, weight)[2] <= 0 \
+            and heaviest(graph, weight) == 0:
+        raise NotImplementedError("clustering: NetworkX divides by the largest weight, 0 here")
+    job = session.run_on(stored, "clustering", weighted=weight is not None)
+    return job.node_values("clustering")
+
+
 def clustering(G: Any, nodes: Any = None, weight: str | None = None) -> Any:  # noqa: N803
-    """Local clustering coefficient (unweighted; ``weight`` is not served)."""
+    """Local clustering coefficient (directed: Fagiolo's; ``weight``: geometric mean)."""
     graph = _served(G, "clustering")
-    if weight is not None:
-        raise NotImplementedError("clustering: the weighted coefficient is not served")
-    return _subset(graph, _values(graph, "triangles", "clustering"), nodes)
+    return _subset(graph, _clustering(graph, weight), nodes)
 
 
 def average_clustering(G: Any, nodes: Any = None, weight: str | None = None,  # noqa: N803
                        count_zeros: bool = True) -> float:
     """Mean local clustering over ``nodes`` (default all), zeros left out unless
-    ``count_zeros``; unweighted only."""
+    ``count_zeros``; summed in node order, as NetworkX sums."""
     graph = _served(G, "average_clustering")
-    if weight is not None:
-        raise NotImplementedError("average_clustering: the weighted coefficient is not served")
-    values = _values(graph, "triangles", "clustering")
+    values = _clustering(graph, weight)
     chosen = [values[v] for v in (graph if nodes is None else graph.nbunch_iter(nodes))]
     if not count_zeros:
         chosen = [c for c in chosen if abs(c) > 0]

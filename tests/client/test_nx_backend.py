@@ -10,7 +10,7 @@ import warnings
 import networkx as nx
 import pytest
 
-from graphgpu.client import nx_backend
+from graphgpu.client import nx_backend, nx_session
 
 BACKEND = "graphgpu"
 
@@ -337,3 +337,33 @@ def test_betweenness_of_multigraphs_counts_the_lightest_parallel_edge() -> None:
             approx(nx.betweenness_centrality(g, weight=weight, normalized=False, backend=BACKEND),
                    nx.betweenness_centrality(g, weight=weight, normalized=False))
         assert nx_backend.uploaded(g, "weight") is not None
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_directed_and_weighted_clustering_equal_networkx(directed: bool) -> None:
+    """Directed (Fagiolo) clustering bit for bit, weighted (geometric mean, signed weights
+    too) to rounding; each runs a job, none falls back."""
+    g = nx.gnp_random_graph(50, 0.15, seed=7, directed=directed)
+    g = nx.relabel_nodes(g, {v: f"n{v}" for v in g})  # labels: results keyed by the nodes
+    session = nx_session.current()
+    jobs, fallbacks = session.jobs, session.fallbacks
+    nodes = list(g)[:5]
+    assert nx.clustering(g, backend=BACKEND) == nx.clustering(g)
+    assert nx.clustering(g, nodes, backend=BACKEND) == nx.clustering(g, nodes)
+    assert nx.average_clustering(g, count_zeros=False, backend=BACKEND) == \
+        nx.average_clustering(g, count_zeros=False)
+    for i, (u, v) in enumerate(g.edges):
+        g[u][v]["weight"] = (-1.5 if i % 7 == 0 else 0.5) + (i % 5)
+    g.__networkx_cache__.clear()
+    approx(nx.clustering(g, weight="weight", backend=BACKEND), nx.clustering(g, weight="weight"),
+           rel=1e-12)
+    assert nx.clustering(g, nodes[0], weight="weight", backend=BACKEND) == \
+        pytest.approx(nx.clustering(g, nodes[0], weight="weight"), rel=1e-12)
+    assert nx.average_clustering(g, weight="weight", backend=BACKEND) == \
+        pytest.approx(nx.average_clustering(g, weight="weight"), rel=1e-12)
+    assert session.jobs - jobs >= 5 and session.fallbacks == fallbacks
+    for u, v in g.edges:
+        g[u][v]["weight"] = -1.0 if (u, v) != next(iter(g.edges)) else 0.0
+    g.__networkx_cache__.clear()
+    with pytest.raises(NotImplementedError, match="largest weight"):
+        nx_backend.backend_interface.clustering(g, weight="weight")

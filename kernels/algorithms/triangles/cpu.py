@@ -1,4 +1,5 @@
-"""CPU side of ``triangles``: merge intersections along the DAG's arcs (Numba)."""
+"""CPU side of ``triangles``: merge intersections along the DAG's arcs (Numba); ``clustering``:
+SciPy sparse products."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ from typing import Any
 
 import numba
 import numpy as np
+import scipy.sparse
 
 from graphgpu.kernels.algorithms.common.dag import degree_dag
 from graphgpu.kernels.algorithms.triangles import driver
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+
+#: Wedges (entries of the sparse product) per chunk of rows of ``clustering``: about 100 MB.
+CLUSTERING_WEDGES_PER_CHUNK = 1 << 23
 
 
 @numba.njit(cache=True, nogil=True)
@@ -73,3 +78,29 @@ def triangles(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResul
     degrees = graph.degrees()
     progress(1.0, "triangles: done")
     return driver.result(triangles, driver.clustering(np, triangles, degrees), degrees)
+
+
+def clustering(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """NetworkX's clustering of a directed or weighted graph on the CPU (SciPy sparse
+    products in chunks of rows, :func:`.driver.fagiolo`).
+
+    Parameters
+    ----------
+    graph : Graph
+        Undirected or directed (the in-CSR gives ``C^T``).
+    params : ClusteringParams
+    progress : ProgressFn
+
+    Returns
+    -------
+    AlgorithmResult
+        ``triangles`` (``diag(S^3) / 2``) and ``clustering`` (float64) per node; summary per
+        ``ClusteringSummary``.
+    """
+    scale = driver.weight_scale(graph, params.weighted)
+    in_csr = (graph.in_indptr, graph.in_indices, graph.in_weights) if graph.directed else None
+    progress(0.0, "clustering: sparse products")
+    diag, pairs = driver.fagiolo(np, scipy.sparse, graph.n,
+                                 (graph.indptr, graph.indices, graph.weights), in_csr, scale,
+                                 CLUSTERING_WEDGES_PER_CHUNK, progress)
+    return driver.clustering_result(diag, pairs, scale)

@@ -11,9 +11,12 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.common.dag import degree_rank
-from graphgpu.kernels.core.registry import AlgorithmResult
+from graphgpu.kernels.core.errors import InvalidInput
+from graphgpu.kernels.core.graph import Graph
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-__all__ = ["clustering", "degree_rank", "result"]
+__all__ = ["clustering", "clustering_result", "cube_rooted", "degree_rank", "fagiolo", "result",
+           "row_chunks", "weight_scale"]
 
 
 def clustering(xp: Any, triangles: Any, degrees: Any) -> Any:
@@ -32,3 +35,109 @@ def result(triangles: np.ndarray, local: np.ndarray, degrees: np.ndarray) -> Alg
                "average_clustering": float(local.mean()) if local.size else 0.0}
     return AlgorithmResult(summary=summary,
                            node_values={"triangles": triangles, "clustering": local})
+
+
+def cube_rooted(xp: Any, weights: Any, arcs: int, scale: float) -> Any:
+    """Arc values of the ``clustering`` algorithm: ``cbrt(w / scale)`` (NetworkX's geometric
+    mean takes the cube root of a product of three of them), or 1 for every arc."""
+    if weights is None:
+        return xp.ones(arcs, dtype=xp.float64)
+    return xp.cbrt(weights / scale)
+
+
+def row_chunks(wedges: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Row ranges whose wedges (``wedges[i]``: two-step paths from row ``i``, which bound that
+    row of the sparse product) add up to about ``budget`` each; a heavier row is a range alone."""
+    cum = np.cumsum(wedges)
+    chunks, start, done = [], 0, 0.0
+    while start < wedges.shape[0]:
+        end = max(int(np.searchsorted(cum, done + budget, side="right")), start + 1)
+        chunks.append((start, end))
+        start, done = end, float(cum[end - 1])
+    return chunks
+
+
+def fagiolo(xp: Any, sparse: Any, n: int, out_csr: tuple[Any, Any, Any],
+            in_csr: tuple[Any, Any, Any] | None, scale: float, budget: int,
+            progress: ProgressFn) -> tuple[Any, Any]:
+    """Per node ``diag(S^3)`` and its denominator, for NetworkX's clustering of every kind.
+
+    ``S`` is the arc-value matrix ``C`` (:func:`cube_rooted`; ``scale`` = 0: unweighted) of an
+    undirected graph, or ``C + C^T`` of a directed one. ``diag(S^3)[i] = sum_j S_ij (S^2)_ij``:
+    the row sums of ``(S[R] @ S) * S[R]`` over chunks of rows ``R`` (:func:`row_chunks`), so the
+    sparse product holds ``budget`` entries at most (but for a single heavy row). The
+    clustering is ``diag / pairs`` with ``pairs`` = ``d (d - 1)`` undirected, ``2 (dt (dt - 1)
+    - 2 db)`` directed (``dt``: in + out degree, ``db``: reciprocated arcs); as NetworkX
+    computes them, so that unweighted counts (exact integers in float64) give its values.
+
+    Parameters
+    ----------
+    xp, sparse : module
+        NumPy and ``scipy.sparse``, or CuPy and ``cupyx.scipy.sparse``.
+    n : int
+    out_csr, in_csr : tuple of arrays
+        ``(indptr, indices, weights)`` of the arcs (weights None: unweighted) and, for a
+        directed graph, of its in-arcs (None: undirected).
+    scale : float
+        The largest weight (weights are divided by it), or 0 for unweighted.
+    budget : int
+        Wedges per chunk of rows.
+    progress : ProgressFn
+
+    Returns
+    -------
+    diag, pairs : arrays of float64 (on ``xp``)
+    """
+    def matrix(csr: tuple[Any, Any, Any], ones: bool) -> Any:
+        indptr, indices, weights = csr
+        values = cube_rooted(xp, None if ones or not scale else weights,
+                             int(indices.shape[0]), scale)
+        return sparse.csr_matrix((values, indices, indptr), shape=(n, n))
+
+    s = matrix(out_csr, False)
+    pattern = matrix(out_csr, True) if scale else s
+    degree = xp.diff(out_csr[0]).astype(xp.float64)
+    pairs = degree * (degree - 1)
+    if in_csr is not None:
+        s = s + matrix(in_csr, False)
+        pattern = pattern + matrix(in_csr, True) if scale else s
+        total = degree + xp.diff(in_csr[0])
+        reciprocal = total - xp.diff(pattern.indptr)  # neighbours both ways count twice in total
+        pairs = 2 * (total * (total - 1) - 2 * reciprocal)
+    # Wedges from each row (a bound on its product's entries; pattern values 2 overcount).
+    wedges = pattern @ xp.diff(pattern.indptr).astype(xp.float64)
+    diag = xp.zeros(n, dtype=xp.float64)
+    chunks = row_chunks(wedges.get() if xp is not np else wedges, budget)
+    for done, (start, end) in enumerate(chunks):
+        block = s[start:end]
+        if block.nnz:
+            diag[start:end] = xp.asarray((block @ s).multiply(block).sum(axis=1)).ravel()
+        progress(0.1 + 0.9 * (done + 1) / len(chunks), "clustering: sparse products")
+    return diag, pairs
+
+
+def weight_scale(graph: Graph, weighted: bool) -> float:
+    """The largest weight, by which NetworkX divides every weight; 0 for an unweighted run.
+
+    Raises
+    ------
+    InvalidInput
+        The largest weight is 0 (NetworkX would divide by it).
+    """
+    if not weighted or graph.weights is None or graph.weights.size == 0:
+        return 0.0
+    scale = float(graph.weights.max())
+    if scale == 0:
+        raise InvalidInput("weighted clustering divides the weights by the largest, which is 0",
+                           field="weighted")
+    return scale
+
+
+def clustering_result(diag: np.ndarray, pairs: np.ndarray, scale: float) -> AlgorithmResult:
+    """The ``clustering`` result from :func:`fagiolo`'s arrays (on the host): the
+    clustering is one division of each node's diagonal by its pairs, 0 where either is."""
+    local = np.where((diag != 0) & (pairs > 0), diag / np.maximum(pairs, 1), 0.0)
+    summary = {"average_clustering": float(local.mean()) if local.size else 0.0,
+               "max_weight": scale or None}
+    return AlgorithmResult(summary=summary,
+                           node_values={"triangles": diag / 2, "clustering": local})

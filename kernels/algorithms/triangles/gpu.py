@@ -1,5 +1,5 @@
 """GPU side of ``triangles``: a block per chunk of DAG rows, a thread per arc, a warp per arc of
-hub rows (``triangles.cu``), DAG built on the device."""
+hub rows (``triangles.cu``), DAG built on the device; ``clustering``: cuSPARSE products."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from graphgpu.kernels.algorithms.common.dag import device_degree_dag
+from graphgpu.kernels.algorithms.common.in_csr import device_in_csr
 from graphgpu.kernels.algorithms.triangles import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
@@ -28,6 +29,9 @@ HEAVY_ENTRIES = 16
 RATIO = 4  # rmat22 (H100): rank_triangles 95.1 ms, 99.3 with 8, 105.4 with 16
 #: Blocks of the overflow and spill kernels per multiprocessor.
 BLOCKS_PER_SM = 16
+#: Wedges (entries of the sparse product) per chunk of rows of ``clustering``: cuSPARSE's
+#: SpGEMM buffers take a few times the product's 12 bytes an entry.
+CLUSTERING_WEDGES_PER_CHUNK = 1 << 25
 
 
 def rank_triangles(graph: Graph) -> Any:
@@ -69,3 +73,21 @@ def triangles(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResul
     local = driver.clustering(cp, counts, cp.diff(indptr))
     progress(1.0, "triangles: done")
     return driver.result(counts.get(), local.get(), graph.degrees())
+
+
+def clustering(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
+    """NetworkX's clustering of a directed or weighted graph on the GPU (cuSPARSE products
+    through ``cupyx.scipy.sparse``, in chunks of rows: :func:`.driver.fagiolo`); unweighted,
+    the same answer as :func:`.cpu.clustering` bit for bit (integer counts), weighted to
+    rounding (sums in another order)."""
+    import cupyx.scipy.sparse
+
+    cp = cupy()
+    scale = driver.weight_scale(graph, params.weighted)
+    dg = on_device(graph)
+    in_csr = device_in_csr(graph) if graph.directed else None
+    progress(0.0, "clustering: sparse products")
+    diag, pairs = driver.fagiolo(cp, cupyx.scipy.sparse, graph.n,
+                                 (dg.indptr, dg.indices, dg.weights), in_csr, scale,
+                                 CLUSTERING_WEDGES_PER_CHUNK, progress)
+    return driver.clustering_result(diag.get(), pairs.get(), scale)
