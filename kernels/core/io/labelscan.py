@@ -266,19 +266,22 @@ def _intern(buf: np.ndarray, src: np.ndarray, dst: np.ndarray, hs: np.ndarray, r
     parallel loops over one range, which race here)."""
     tokens = 2 * rows
     tbits = max(1, (tokens - 1).bit_length())
+    if tbits > 32:  # a slot and a token index no longer fit one key (_slots)
+        return None
     keys = _sort(_keys(hs[:tokens], tbits), np.empty(tokens, np.uint64),
                  min(16, max(1, tokens.bit_length() - 8)))
-    slot_of = hs[:tokens].view(np.int64)  # the unsorted keys' memory: no other use of it
     cuts = _cuts(keys, tbits, min(_PARTS, tokens))
     head, span = (np.empty(tokens, np.int64) for _ in range(2))
-    used = _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, _MAX_RUN_LABELS)
+    used = _slots(buf, keys, tbits, src, dst, cuts, head, span, _MAX_RUN_LABELS)
     del span
     if (used < 0).any():
         return None
-    is_head = _heads(cuts, used, head, tokens)
-    first = _first_ranks(is_head, cuts.shape[0] - 1)
-    reps = _rank(is_head, first, slot_of, head, src, dst)
-    _relabel(slot_of, head, src, dst)
+    mark = hs[:tokens].view(np.int64)  # the unsorted keys' memory: no other use of it now
+    mark.fill(0)
+    _heads(cuts, used, head, mark)
+    first = _first_ranks(mark, cuts.shape[0] - 1)
+    reps = _rank(mark, first, head, src, dst)
+    _relabel(keys, tbits, head, src, dst)
     return reps
 
 
@@ -351,10 +354,11 @@ def _same_label(buf, a, b, b0):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, cap):
+def _slots(buf, keys, tbits, src, dst, cuts, head, span, cap):
     """Each piece's runs numbered into slots ``cuts[p]...`` (a token joins the run's label
-    whose bytes it has, else starts one): ``slot_of`` each token's slot, ``head`` and
-    ``span`` each slot's first token and its packed span; returns the end of each piece's
+    whose bytes it has, else starts one): each key becomes (slot, token index), written in
+    place (in order, not at the token's index), ``head`` and ``span`` each slot's first token
+    and its packed span; returns the end of each piece's
     used slots, -1 for a piece with a run of more than ``cap`` labels. The tokens' spans and
     first bytes are fetched a block at a time before they are compared: independent loads,
     which the memory serves together instead of one miss at a time."""
@@ -393,7 +397,7 @@ def _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, cap):
                     head[n], span[n] = t, packed
                     k = n
                     n += 1
-                slot_of[t] = k
+                keys[q] = np.uint64(k) << shift | np.uint64(t)
             if n < 0:
                 break
         used[p] = n
@@ -401,18 +405,17 @@ def _slots(buf, keys, tbits, src, dst, cuts, slot_of, head, span, cap):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _heads(cuts, used, head, tokens):
-    """Which tokens are the first of their label."""
-    is_head = np.zeros(tokens, np.bool_)
+def _heads(cuts, used, head, mark):
+    """Marks the first token of each label with its slot + 1 (``mark`` is zeros)."""
     for p in prange(used.shape[0]):
         for c in range(cuts[p], used[p]):
-            is_head[head[c]] = True
-    return is_head
+            mark[head[c]] = c + 1
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _first_ranks(is_head, parts):
-    """The rank of the first label met in each of ``parts`` token ranges, the count last."""
+    """The rank of the first label met in each of ``parts`` token ranges (``is_head``
+    nonzero at first tokens), the count last."""
     tokens = is_head.shape[0]
     first = np.zeros(parts + 1, np.int64)
     for p in prange(parts):
@@ -423,27 +426,34 @@ def _first_ranks(is_head, parts):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _rank(is_head, first, slot_of, rank, src, dst):
+def _rank(mark, first, rank, src, dst):
     """Slots renumbered in order of their first token (into ``rank``); returns each
     label's packed span."""
-    tokens = is_head.shape[0]
+    tokens = mark.shape[0]
     parts = first.shape[0] - 1
     reps = np.empty(first[parts], np.int64)
     for p in prange(parts):
         r = first[p]
         for t in range(tokens * p // parts, tokens * (p + 1) // parts):
-            if is_head[t]:
-                rank[slot_of[t]] = r
+            if mark[t]:
+                rank[mark[t] - 1] = r
                 reps[r] = src[t // 2] if t % 2 == 0 else dst[t // 2]
                 r += 1
     return reps
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _relabel(slot_of, rank, src, dst):
-    """Each token's label id (its slot's rank) over its packed span in ``src``/``dst``."""
-    for r in prange(slot_of.shape[0] // 2):
-        src[r], dst[r] = rank[slot_of[2 * r]], rank[slot_of[2 * r + 1]]
+def _relabel(keys, tbits, rank, src, dst):
+    """Each token's label id (its slot's rank) over its packed span in ``src``/``dst``,
+    in the order of the (slot, token) keys: the ranks read in order, the ids written
+    scattered."""
+    tmask, shift = np.uint64((1 << tbits) - 1), np.uint64(tbits)
+    for q in prange(keys.shape[0]):
+        t, r = np.int64(keys[q] & tmask), rank[np.int64(keys[q] >> shift)]
+        if t % 2 == 0:
+            src[t // 2] = r
+        else:
+            dst[t // 2] = r
 
 
 #: Column names that make a first line a header row rather than an edge between two labels.
