@@ -217,20 +217,27 @@ def _json_texts(buf, starts, ends):
     offsets = np.zeros(n + 1, np.int64)
     wide = 0
     for k in prange(n):
-        size, top = 3, 0
+        size, top = 3 + ends[k] - starts[k], 0
         for j in range(starts[k], ends[k]):
-            e = _escape(buf[j])
-            size += e if e else 1
-            top |= buf[j]
+            c = buf[j]
+            top |= c
+            if c <= 34 or c == 92:  # the rare bytes that may need an escape
+                size += max(_escape(c) - 1, 0)
         offsets[k + 1] = size
         wide += top >> 7
-    offsets = np.cumsum(offsets)
+    for k in range(n):  # the prefix sum, in place
+        offsets[k + 1] += offsets[k]
     hexdigits = np.frombuffer(b"0123456789abcdef", np.uint8)
     out = np.empty(offsets[n], np.uint8)
     for k in prange(n):
         p = offsets[k]
         out[p] = 34
         p += 1
+        if offsets[k + 1] - p == ends[k] - starts[k] + 2:  # nothing escaped: a plain copy
+            out[p:p + ends[k] - starts[k]] = buf[starts[k]:ends[k]]
+            out[offsets[k + 1] - 2] = 34
+            out[offsets[k + 1] - 1] = 44
+            continue
         for j in range(starts[k], ends[k]):
             c = buf[j]
             e = _escape(c)
