@@ -28,6 +28,7 @@ _MIN_CHUNK = 4 << 20  # text a thread scans at least
 _PARTS = 64  # pieces of the sorted keys numbered in parallel (a few a thread, for balance)
 _MAX_RUN_LABELS = 16  # labels of one hash prefix before the exact way (a made file's)
 _BLOCK = 32  # tokens whose spans and bytes are fetched together
+_RUN_SHIFT = 31  # a run: the tokens whose hashes share the top 64 - 31 bits
 
 def parse_edgelist(text: bytes, settings: Settings
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, None, Labels]:
@@ -266,11 +267,10 @@ def _intern(buf: np.ndarray, src: np.ndarray, dst: np.ndarray, hs: np.ndarray, r
     parallel loops over one range, which race here)."""
     tokens = 2 * rows
     tbits = max(1, (tokens - 1).bit_length())
-    if tbits > 32:  # a slot and a token index no longer fit one key (_slots)
+    if tbits > _RUN_SHIFT:  # the token index would reach the run's bits
         return None
-    keys = _sort(_keys(hs[:tokens], tbits), np.empty(tokens, np.uint64),
-                 min(16, max(1, tokens.bit_length() - 8)))
-    cuts = _cuts(keys, tbits, min(_PARTS, tokens))
+    keys = _sort(_keys(hs[:tokens], tbits), np.empty(tokens, np.uint64))
+    cuts = _cuts(keys, min(_PARTS, tokens))
     head, span = (np.empty(tokens, np.int64) for _ in range(2))
     used = _slots(buf, keys, tbits, src, dst, cuts, head, span, _MAX_RUN_LABELS)
     del span
@@ -295,37 +295,38 @@ def _keys(hs, tbits):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _sort(keys, out, bits):
-    """``keys`` sorted into ``out``: scattered by their top ``bits`` bits (stably, in
-    parallel chunks), then each bucket sorted on its own, in cache (at 20M keys and 16 bits,
-    1.4 -> 0.8 s of CPU against ``keys.sort()``)."""
-    n, top, chunks = keys.shape[0], np.uint64(64 - bits), 4
-    at = np.zeros((chunks, 1 << bits), np.int64)
+def _radix_pass(keys, out, low):
+    """One stable pass of :func:`_sort`: ``keys`` into ``out`` by their 11 bits from bit
+    ``low`` (counted, then scattered, in parallel chunks kept in order)."""
+    n, s, m, chunks = keys.shape[0], np.uint64(low), np.uint64(2047), 4
+    at = np.zeros((chunks, 2048), np.int64)
     for c in prange(chunks):
         for i in range(n * c // chunks, n * (c + 1) // chunks):
-            at[c, keys[i] >> top] += 1
-    bounds = np.empty((1 << bits) + 1, np.int64)  # where each bucket starts; chunks within it
+            at[c, (keys[i] >> s) & m] += 1
     total = 0
-    for b in range(1 << bits):
-        bounds[b] = total
+    for b in range(2048):  # where each chunk's keys of each bucket go
         for c in range(chunks):
             at[c, b], total = total, total + at[c, b]
-    bounds[1 << bits] = total
     for c in prange(chunks):
         for i in range(n * c // chunks, n * (c + 1) // chunks):
-            b = keys[i] >> top
+            b = (keys[i] >> s) & m
             out[at[c, b]] = keys[i]
             at[c, b] += 1
-    for b in prange(1 << bits):
-        out[bounds[b]:bounds[b + 1]].sort()
     return out
 
 
+def _sort(keys: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``keys`` sorted stably by their top 33 bits (the run a token joins), into ``out``;
+    ``keys`` is overwritten. Three radix passes of 11 bits (2,048 buckets, in cache): 20M
+    keys in 0.23 s of CPU, against 1.4 s for ``keys.sort()`` on this VM."""
+    return _radix_pass(_radix_pass(_radix_pass(keys, out, 31), keys, 42), out, 53)
+
+
 @njit(cache=True, nogil=True)
-def _cuts(keys, tbits, parts):
+def _cuts(keys, parts):
     """``parts + 1`` bounds of near-equal pieces of the sorted keys, each at a run's start."""
     tokens = keys.shape[0]
-    shift = np.uint64(tbits)
+    shift = np.uint64(_RUN_SHIFT)
     cuts = np.empty(parts + 1, np.int64)
     cuts[0], cuts[parts] = 0, tokens
     for p in range(1, parts):
@@ -363,7 +364,7 @@ def _slots(buf, keys, tbits, src, dst, cuts, head, span, cap):
     first bytes are fetched a block at a time before they are compared: independent loads,
     which the memory serves together instead of one miss at a time."""
     tmask = np.uint64((1 << tbits) - 1)
-    shift = np.uint64(tbits)
+    shift, run = np.uint64(tbits), np.uint64(_RUN_SHIFT)
     parts = cuts.shape[0] - 1
     used = np.empty(parts, np.int64)
     for p in prange(parts):
@@ -381,8 +382,8 @@ def _slots(buf, keys, tbits, src, dst, cuts, head, span, cap):
             for q in range(lo, hi):
                 block_b0[q - lo] = buf[block_span[q - lo] >> _LEN_BITS]
             for q in range(lo, hi):
-                if q == cuts[p] or keys[q] >> shift != prefix:  # a new run
-                    prefix = keys[q] >> shift
+                if q == cuts[p] or keys[q] >> run != prefix:  # a new run
+                    prefix = keys[q] >> run
                     base = n
                 t, packed = block_t[q - lo], block_span[q - lo]
                 k = -1

@@ -198,12 +198,15 @@ def test_large_files_are_scanned_in_chunks_as_one():
     assert (info.value.code, info.value.line) == ("bad_columns", tail.count(b"\n"))
 
 
-@pytest.mark.parametrize(("size", "bits"), [(1, 1), (1000, 2), (50_000, 8), (300_000, 16)])
-def test_bucket_sort_sorts(size, bits):
-    """The interning's sort (scatter by the top bits, then each bucket) against NumPy's, top
-    bits spread and all alike."""
+@pytest.mark.parametrize("size", [1, 1000, 300_000])
+def test_radix_sort_sorts_by_the_run_bits(size):
+    """The interning's sort: stable by the top 33 bits (NumPy's stable argsort as the
+    oracle), top bits spread, all alike and few."""
     rng = np.random.default_rng(size)
-    for keys in (rng.integers(0, 2**63, size).astype(np.uint64) << np.uint64(1),
-                 rng.integers(0, 2**20, size).astype(np.uint64)):
-        out = labelscan._sort(keys.copy(), np.empty(size, np.uint64), bits)
-        assert (out == np.sort(keys)).all()
+    for keys in (rng.integers(0, 2**64 - 1, size, dtype=np.uint64),
+                 rng.integers(0, 2**31, size).astype(np.uint64),
+                 rng.integers(0, 4, size).astype(np.uint64) << np.uint64(62)
+                 | rng.integers(0, 2**40, size).astype(np.uint64)):
+        expected = keys[np.argsort(keys >> np.uint64(labelscan._RUN_SHIFT), kind="stable")]
+        out = labelscan._sort(keys.copy(), np.empty(size, np.uint64))
+        assert (out == expected).all()
