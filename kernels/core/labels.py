@@ -193,9 +193,37 @@ def _hashes(buf, bounds, trim=0):
 
 def string_labels(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[Labels, bool]:
     """The table of the string labels ``buf[starts[i]:ends[i]]`` (bytes of a text upload),
-    and whether a byte of them is over 127 (their UTF-8 is then to be checked)."""
-    data, offsets, wide = _json_texts(buf, starts, ends)
+    and whether a byte of them is over 127 (their UTF-8 is then to be checked). One pass
+    over their bytes as quoted copies; where one of them needs an escape, two (sizes, then
+    texts)."""
+    data, offsets, plain, wide = _quoted_texts(buf, starts, ends)
+    if not plain:
+        data, offsets, wide = _json_texts(buf, starts, ends)
     return Labels(data, offsets), bool(wide)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _quoted_texts(buf, starts, ends):
+    """:func:`_json_texts` for labels without a byte to escape (each text the label in
+    quotes), and whether that held (else the table is void) and whether a byte is over 127:
+    the labels' bytes are read once, as they are copied."""
+    n = starts.shape[0]
+    offsets = np.zeros(n + 1, np.int64)
+    for k in range(n):  # the sizes' prefix sum, from the spans alone
+        offsets[k + 1] = offsets[k] + ends[k] - starts[k] + 3
+    out = np.empty(offsets[n], np.uint8)
+    escapes, wide = 0, 0
+    for k in prange(n):
+        p, top, special = offsets[k] + 1 - starts[k], 0, False
+        for j in range(starts[k], ends[k]):
+            c = buf[j]
+            out[p + j] = c
+            top |= c
+            special |= c <= 34 and _escape(c) > 0 or c == 92
+        out[offsets[k]], out[offsets[k + 1] - 2], out[offsets[k + 1] - 1] = 34, 34, 44
+        escapes += special
+        wide += top >> 7
+    return out, offsets, escapes == 0, wide > 0
 
 
 @njit(cache=True, nogil=True, inline="always")
