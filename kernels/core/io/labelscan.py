@@ -118,8 +118,7 @@ def _scan_chunks(text: bytes, arr: np.ndarray, src: np.ndarray, dst: np.ndarray,
 
 
 def _intern_exactly(text: bytes, src: np.ndarray, dst: np.ndarray, rows: int) -> np.ndarray:
-    """:func:`_intern` by a dict of the labels' bytes, for a text with more than
-    :data:`_MAX_RUN_LABELS` labels under one hash prefix (never by chance; a made file)."""
+    """:func:`_intern` by a dict of the labels' bytes (a made file's many labels a run)."""
     index: dict[bytes, int] = {}
     reps: list[int] = []
     for r in range(rows):  # ids in order of first appearance, as _intern numbers them
@@ -163,8 +162,7 @@ def _at(buf, i):
 
 @njit(cache=True, nogil=True)
 def _sep(buf, i):
-    """Skip blanks and at most one comma: ``(i, ok)``; not ok for a comma before an empty
-    field."""
+    """Skip blanks and at most one comma: ``(i, ok)``, not ok before an empty field."""
     while _blank(_at(buf, i)):
         i += 1
     if _at(buf, i) != 44:
@@ -339,8 +337,7 @@ def _cuts(keys, parts):
 
 @njit(cache=True, nogil=True, inline="always")
 def _same_label(buf, a, b, b0):
-    """Whether the packed spans ``a`` and ``b`` (its first byte ``b0``) hold the same
-    bytes."""
+    """Whether packed spans ``a`` and ``b`` (first byte ``b0``) hold the same bytes."""
     size = a & MAX_LABEL_BYTES
     if b & MAX_LABEL_BYTES != size:
         return False
@@ -375,12 +372,16 @@ def _slots(buf, keys, tbits, src, dst, cuts, head, span, cap):
         prefix = np.uint64(0)
         for lo in range(cuts[p], cuts[p + 1], _BLOCK):
             hi = min(lo + _BLOCK, cuts[p + 1])
+            last = prefix  # a token alone in its run is never compared: nothing to fetch
             for q in range(lo, hi):
-                t = np.int64(keys[q] & tmask)
-                packed = src[t // 2] if t % 2 == 0 else dst[t // 2]
-                block_t[q - lo], block_span[q - lo] = t, packed
+                t, r = np.int64(keys[q] & tmask), keys[q] >> run
+                alone = (q == cuts[p] or r != last) and (
+                    q + 1 == cuts[p + 1] or keys[q + 1] >> run != r)
+                block_t[q - lo], last = t, r
+                block_span[q - lo] = -1 if alone else src[t // 2] if t % 2 == 0 else dst[t // 2]
             for q in range(lo, hi):
-                block_b0[q - lo] = buf[block_span[q - lo] >> _LEN_BITS]
+                if block_span[q - lo] >= 0:
+                    block_b0[q - lo] = buf[block_span[q - lo] >> _LEN_BITS]
             for q in range(lo, hi):
                 if q == cuts[p] or keys[q] >> run != prefix:  # a new run
                     prefix = keys[q] >> run
@@ -428,8 +429,7 @@ def _first_ranks(is_head, parts):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _rank(mark, first, rank, src, dst):
-    """Slots renumbered in order of their first token (into ``rank``); returns each
-    label's packed span."""
+    """Slots ranked by first token (into ``rank``); returns each label's packed span."""
     tokens = mark.shape[0]
     parts = first.shape[0] - 1
     reps = np.empty(first[parts], np.int64)
