@@ -110,10 +110,12 @@ class Result:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], complete: bool = True,
-                  labels: Sequence[Any] | None = None) -> Result:
+                  labels: Sequence[Any] | None = None,
+                  summary_ids: frozenset[str] = frozenset()) -> Result:
         """Build from the API's JSON, turning the node-id keys (strings in JSON) into ints, or
         into the original ``labels`` of a graph uploaded with them (a graph the service keeps
-        labels of answers with labels already)."""
+        labels of answers with labels already), as are the node ids of the ``summary_ids``
+        fields of its summary."""
         key = (lambda k: labels[int(k)]) if labels is not None else (
             str if data.get("labelled") else int)
         ids = set(data.get("node_id_fields") or ()) if labels is not None else set()
@@ -125,9 +127,12 @@ class Result:
                   for name, column in (data.get("node_values") or {}).items()}
         arrays = {name: [node(v) for v in column] if name in ids else column
                   for name, column in (data.get("arrays") or {}).items()}
+        summary = {k: v if labels is None or k not in summary_ids else
+                   [node(x) for x in v] if isinstance(v, list) else node(v)
+                   for k, v in (data.get("summary") or {}).items()}
         return cls(job_id=data["job_id"], algorithm=data["algorithm"],
                    graph_id=data.get("graph_id"), backend=data["backend"],
-                   device=data["device"], summary=data.get("summary") or {},
+                   device=data["device"], summary=summary,
                    node_values=values, arrays=arrays,
                    available=data.get("available") or {}, complete=complete)
 
@@ -318,7 +323,15 @@ class Job:
     def _result(self, data: dict[str, Any], complete: bool) -> Result:
         self._available = data.get("available") or self._available
         self._head = {k: data.get(k) for k in ("labelled", "node_id_fields", "graph_id")}
-        return Result.from_json(data, complete=complete, labels=self.labels)
+        marked = self._summary_node_fields() if self.labels is not None else frozenset()
+        return Result.from_json(data, complete=complete, labels=self.labels, summary_ids=marked)
+
+    def _summary_node_fields(self) -> frozenset[str]:
+        """The summary fields that hold node ids: marked ``"node_id": true`` in the
+        algorithm's result schema (``GET /v1/algorithms``)."""
+        listing = self._client.request("GET", "/v1/algorithms").json()["algorithms"]
+        schema = next((a["result_schema"] for a in listing if a["name"] == self.algorithm), {})
+        return frozenset(k for k, p in schema.get("properties", {}).items() if p.get("node_id"))
 
     def available(self) -> dict[str, list[str]]:
         """Names of the result's ``node_values`` and ``arrays`` (fetched once, summary only)."""

@@ -5,8 +5,10 @@ chunks).
 
 Workers write node ids. For a graph named by labels, JSON, CSV and Parquet name nodes by label:
 the node column, the keys of node values, and every value of the manifest's
-``node_id_fields`` (``-1``, no node, becomes null or an empty cell); ``?rows=`` takes labels.
-``?format=npy`` stays numeric: ids index the graph's labels (``GET /v1/graphs/{id}/labels``)."""
+``node_id_fields`` (``-1``, no node, becomes null or an empty cell), and the summary fields
+that the algorithm's result model marks ``registry.NODE_ID_VALUE`` (a bfs ``source``, a
+``top_node``); ``?rows=`` takes labels. ``?format=npy`` stays numeric: ids index the graph's
+labels (``GET /v1/graphs/{id}/labels``)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.errors import KernelError
 from graphgpu.kernels.core.labels import Labels
 from graphgpu.kernels.core.protocol import ResultManifest
+from graphgpu.kernels.core.registry import algorithms, node_id_summary_fields
 from graphgpu.kernels.core.store import load_npy
 from graphgpu.service.deps import AppState
 from graphgpu.service.errors import ApiError, Conflict, NotFound
@@ -57,6 +60,23 @@ def graph_labels(st: AppState, record: dict[str, Any]) -> Labels | None:
 def named(values: np.ndarray, labels: Labels | None) -> list[Any]:
     """Node ids as the client knows the nodes: their labels (None for -1), or the ids."""
     return np.asarray(values).tolist() if labels is None else labels.decode(values)
+
+
+def named_summary(summary: dict[str, Any], record: dict[str, Any],
+                  labels: Labels | None) -> dict[str, Any]:
+    """A result's summary as the client knows its nodes: on a labelled graph, each field the
+    algorithm's result model marks as a node id (a list: each item) holds labels instead."""
+    algorithm = algorithms().get(record["algorithm"]) if record["kind"] != "generate" else None
+    if labels is None or algorithm is None:
+        return summary
+    out = dict(summary)
+    for key in node_id_summary_fields(algorithm.result_model) & out.keys():
+        value = out[key]
+        if isinstance(value, list):
+            out[key] = named(np.asarray(value, dtype=np.int64), labels)
+        elif isinstance(value, int):
+            out[key] = labels.decode([value])[0]
+    return out
 
 
 def csv_rows(folder: Path, fields: list[str], labels: Labels | None = None,
@@ -304,8 +324,9 @@ def render(st: AppState, record: dict[str, Any], format: Format, field: str | No
                                         limit, labels))
     if format == "csv":
         body = (csv_rows(folder, node_fields, labels, id_fields) if node_fields
-                else csv_without_node_values(folder, arrays, manifest.summary, labels,
-                                             id_fields))
+                else csv_without_node_values(folder, arrays,
+                                             named_summary(manifest.summary, record, labels),
+                                             labels, id_fields))
         return StreamingResponse(body, media_type="text/csv", headers={
             "Content-Disposition": f"attachment; filename={job_id}.csv"})
     if format == "parquet":
@@ -343,7 +364,7 @@ def as_json(folder: Path, manifest: ResultManifest, record: dict[str, Any], summ
         "graph_view": manifest.graph_view,
         "node_id_fields": manifest.node_id_fields,
         "labelled": labels is not None,
-        "summary": manifest.summary,
+        "summary": named_summary(manifest.summary, record, labels),
         "available": {"node_values": list(node_fields), "arrays": list(arrays)},
     }
     if summary_only:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
 
@@ -65,6 +65,12 @@ class Labels:
     def arrays(self) -> dict[str, np.ndarray]:
         """The table as stored, by file stem."""
         return {DATA_FILE: self.data, OFFSETS_FILE: self.offsets}
+
+    def identity(self) -> dict[str, np.ndarray]:
+        """What the graph's content address hashes of the table: ``data`` alone. Canonical
+        JSON texts each followed by a comma split one way only, so ``offsets`` follow from
+        ``data`` (hashing them too would only cost time: 8 bytes a label)."""
+        return {DATA_FILE: self.data}
 
     def decode(self, ids: np.ndarray | list[int]) -> list[Any]:
         """The labels of original ids ``ids``; a negative id (``-1``: no node) gives None."""
@@ -183,3 +189,101 @@ def _hashes(buf, bounds, trim=0):
     for k in range(out.shape[0]):
         out[k] = _fnv(buf, bounds[k], bounds[k + 1] - trim)
     return out
+
+
+def string_labels(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[Labels, bool]:
+    """The table of the string labels ``buf[starts[i]:ends[i]]`` (bytes of a text upload),
+    and whether a byte of them is over 127 (their UTF-8 is then to be checked). One pass
+    over their bytes as quoted copies; where one of them needs an escape, two (sizes, then
+    texts)."""
+    data, offsets, plain, wide = _quoted_texts(buf, starts, ends)
+    if not plain:
+        data, offsets, wide = _json_texts(buf, starts, ends)
+    return Labels(data, offsets), bool(wide)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _quoted_texts(buf, starts, ends):
+    """:func:`_json_texts` for labels without a byte to escape (each text the label in
+    quotes), and whether that held (else the table is void) and whether a byte is over 127:
+    the labels' bytes are read once, as they are copied."""
+    n = starts.shape[0]
+    offsets = np.zeros(n + 1, np.int64)
+    for k in range(n):  # the sizes' prefix sum, from the spans alone
+        offsets[k + 1] = offsets[k] + ends[k] - starts[k] + 3
+    out = np.empty(offsets[n], np.uint8)
+    escapes, wide = 0, 0
+    for k in prange(n):
+        p, top, special = offsets[k] + 1 - starts[k], 0, False
+        for j in range(starts[k], ends[k]):
+            c = buf[j]
+            out[p + j] = c
+            top |= c
+            special |= c <= 34 and _escape(c) > 0 or c == 92
+        out[offsets[k]], out[offsets[k + 1] - 2], out[offsets[k + 1] - 1] = 34, 34, 44
+        escapes += special
+        wide += top >> 7
+    return out, offsets, escapes == 0, wide > 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _escape(c):
+    """Bytes of the JSON escape of byte ``c`` (0: none), as ``json.dumps`` writes them."""
+    if c == 34 or c == 92:
+        return 2
+    if c == 8 or c == 12:
+        return 2
+    return 6 if c < 32 else 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _json_texts(buf, starts, ends):
+    """The table of string labels ``buf[starts[i]:ends[i]]``: JSON strings (escaped as
+    ``json.dumps(..., ensure_ascii=False)`` does), each followed by a comma, and whether a
+    byte is over 127. Labels in parallel: their sizes, then (after a prefix sum) their texts."""
+    n = starts.shape[0]
+    offsets = np.zeros(n + 1, np.int64)
+    wide = 0
+    for k in prange(n):
+        size, top = 3 + ends[k] - starts[k], 0
+        for j in range(starts[k], ends[k]):
+            c = buf[j]
+            top |= c
+            if c <= 34 or c == 92:  # the rare bytes that may need an escape
+                size += max(_escape(c) - 1, 0)
+        offsets[k + 1] = size
+        wide += top >> 7
+    for k in range(n):  # the prefix sum, in place
+        offsets[k + 1] += offsets[k]
+    hexdigits = np.frombuffer(b"0123456789abcdef", np.uint8)
+    out = np.empty(offsets[n], np.uint8)
+    for k in prange(n):
+        p = offsets[k]
+        out[p] = 34
+        p += 1
+        if offsets[k + 1] - p == ends[k] - starts[k] + 2:  # nothing escaped: a plain copy
+            out[p:p + ends[k] - starts[k]] = buf[starts[k]:ends[k]]
+            out[offsets[k + 1] - 2] = 34
+            out[offsets[k + 1] - 1] = 44
+            continue
+        for j in range(starts[k], ends[k]):
+            c = buf[j]
+            e = _escape(c)
+            if e == 0:
+                out[p] = c
+                p += 1
+            elif e == 2:
+                out[p] = 92
+                out[p + 1] = c if c >= 32 else (98 if c == 8 else 102)  # \b, \f
+                p += 2
+            else:
+                out[p] = 92
+                out[p + 1] = 117  # \u00
+                out[p + 2] = 48
+                out[p + 3] = 48
+                out[p + 4] = hexdigits[c >> 4]
+                out[p + 5] = hexdigits[c & 15]
+                p += 6
+        out[p] = 34
+        out[p + 1] = 44
+    return out, offsets, wide > 0

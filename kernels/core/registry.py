@@ -93,6 +93,18 @@ def comparable_summary(result_model: type[BaseModel], summary: dict[str, Any]) -
             if key not in fields or fields[key].json_schema_extra != VOLATILE}
 
 
+#: ``json_schema_extra`` of a result-model field whose value is an original node id (or a list
+#: of them; null = none), as :attr:`AlgorithmResult.node_id_fields` marks arrays: the API names
+#: the node by its label on a labelled graph (:func:`node_id_summary_fields`).
+NODE_ID_VALUE: dict[str, Any] = {"node_id": True}
+
+
+def node_id_summary_fields(result_model: type[BaseModel]) -> frozenset[str]:
+    """The fields of ``result_model`` marked :data:`NODE_ID_VALUE`."""
+    return frozenset(key for key, info in result_model.model_fields.items()
+                     if info.json_schema_extra == NODE_ID_VALUE)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """What a job will cost, worked out before it is queued; ``None`` = not estimated.

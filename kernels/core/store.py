@@ -121,7 +121,7 @@ class GraphStore:
             False when an identical graph was already stored.
         """
         tables = labels.arrays() if labels is not None else {}
-        graph_id = content_id(graph, tables)
+        graph_id = content_id(graph, labels.identity() if labels is not None else None)
         target = self.path(graph_id)
         if self.exists(graph_id):
             return self.meta(graph_id), False

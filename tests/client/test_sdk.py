@@ -75,6 +75,18 @@ def test_upload_networkx_keeps_isolated_nodes_and_weights(client):
     assert graph.labels is None and not graph.labelled
 
 
+def test_summary_nodes_by_labels_the_client_keeps(client):
+    """Labels the service cannot keep (frozensets) name the summary's node fields too."""
+    a, b, c = (frozenset({uuid.uuid4().hex, i}) for i in range(3))
+    graph = client.upload_networkx(nx.Graph([(a, b), (b, c)]))
+    assert graph.labels is not None
+    job = client.run(graph, "bfs", source=c).wait(timeout=60)
+    assert job.result().summary["source"] == c
+    assert job.result(fields="summary").summary["reached"] == 3
+    top = client.run(graph, "betweenness_centrality").wait(timeout=60).result()
+    assert top.summary["top_node"] == b
+
+
 def test_upload_edges_from_numpy(client):
     rng = np.random.default_rng(uuid.uuid4().int % 2**32)
     src = rng.integers(0, 10**12, 1000)

@@ -15,6 +15,7 @@ import pytest
 
 from graphgpu.client import Client
 from graphgpu.client.cli import main
+from graphgpu.kernels.core.registry import algorithms, node_id_summary_fields
 from tests.conftest import Stack
 
 
@@ -173,3 +174,57 @@ def test_result_of_a_deleted_labelled_graph_says_so(stack: Stack) -> None:
     gone = stack.http.get(job["result_url"], params={"format": "csv"})
     assert gone.status_code == 409 and gone.json()["error"]["code"] == "labels_deleted"
     assert stack.http.get(job["result_url"], params={"format": "npy"}).status_code == 200
+
+
+# A star around "hub" plus a tail: bfs and sssp from "tail", betweenness peaks at "hub".
+STAR = "hub a\nhub b\nhub c\nhub tail\n"
+SUMMARY_NODES = [("bfs", {"source": "tail"}, "source", "tail"),
+                 ("sssp", {"source": "tail"}, "source", "tail"),
+                 ("betweenness_centrality", {}, "top_node", "hub")]
+
+
+def test_every_summary_node_field_is_marked() -> None:
+    """Each result-model field that holds an original node id is marked NODE_ID_VALUE (what
+    the API renders as a label), and these are all of them."""
+    marked = {(a.name, key) for a in algorithms().values()
+              for key in node_id_summary_fields(a.result_model)}
+    described = {(a.name, key) for a in algorithms().values()
+                 for key, info in a.result_model.model_fields.items()
+                 if (info.description or "").lower().startswith("original id")}
+    assert marked == described == {(a, f) for a, _, f, _ in SUMMARY_NODES}
+
+
+@pytest.mark.parametrize(("algorithm", "params", "field", "label"), SUMMARY_NODES)
+def test_summary_node_fields_speak_labels(stack: Stack, algorithm, params, field,
+                                          label) -> None:
+    meta = stack.upload(STAR + f"tail end-{uuid.uuid4().hex[:6]}\n")
+    job = finished(stack, meta["id"], algorithm, params)
+    for query in ({}, {"fields": "summary"}):
+        body = stack.http.get(job["result_url"], params=query).json()
+        assert body["labelled"] and body["summary"][field] == label, body["summary"]
+    with Client(stack.base_url) as gg:  # a fresh client: nothing but the job id
+        assert gg.job(job["id"]).result(fields="summary").summary[field] == label
+
+
+@pytest.mark.parametrize(("algorithm", "params", "field", "label"), SUMMARY_NODES)
+def test_summary_node_fields_of_integer_graphs_are_ids(stack: Stack, algorithm, params, field,
+                                                       label) -> None:
+    base = uuid.uuid4().int % 10**6
+    names = {"hub": base, "a": base + 1, "b": base + 2, "c": base + 3, "tail": base + 4}
+    text = "".join(f"{names[u]} {names[v]}\n" for u, v in
+                   (line.split() for line in STAR.splitlines()))
+    meta = stack.upload(text)
+    job = finished(stack, meta["id"], algorithm,
+                    {k: names[v] for k, v in params.items()})
+    summary = stack.http.get(job["result_url"]).json()["summary"]
+    assert summary[field] == names[label] and isinstance(summary[field], int)
+
+
+def test_cli_prints_summary_labels(stack: Stack, capsys) -> None:
+    meta = stack.upload(STAR + f"tail cli-{uuid.uuid4().hex[:6]}\n")
+    assert main(["--url", stack.base_url, "run", "bfs", "--graph", meta["id"], "-p",
+                 "source=tail", "--wait", "--no-progress"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["summary"]["source"] == "tail"
+    assert main(["--url", stack.base_url, "result", printed["job_id"]]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["source"] == "tail"

@@ -40,7 +40,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphgpu.kernels.algorithms.betweenness import cpu, gpu
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import Algorithm, Backend, Estimate, register_algorithm
+from graphgpu.kernels.core.registry import (
+    NODE_ID_VALUE,
+    Algorithm,
+    Backend,
+    Estimate,
+    register_algorithm,
+)
 
 #: Arc visits per second (three passes over every arc per source), for estimates: measured on
 #: the H100 machine (16 cores) on ca-CondMat exact (bench/results/communities.md).
@@ -77,7 +83,8 @@ class BetweennessSummary(BaseModel):
     endpoints: bool
     weighted: bool = Field(description="Paths were measured by the edge weights.")
     top_node: int = Field(description="Original id of a node of highest score (smallest id on "
-                                      "ties to within 1e-9 relative).")
+                                      "ties to within 1e-9 relative).",
+                          json_schema_extra=NODE_ID_VALUE)
 
 
 def estimate_betweenness(graph: Graph, params: BetweennessParams, backend: Backend) -> Estimate:

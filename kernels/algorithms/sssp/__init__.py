@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphgpu.kernels.algorithms.common.direction import DESCRIPTION as DIRECTION_DESCRIPTION
 from graphgpu.kernels.algorithms.common.direction import Direction
 from graphgpu.kernels.algorithms.sssp import cpu, gpu
-from graphgpu.kernels.core.registry import Algorithm, register_algorithm
+from graphgpu.kernels.core.registry import NODE_ID_VALUE, Algorithm, register_algorithm
 
 
 class SsspParams(BaseModel):
@@ -42,7 +42,8 @@ class SsspParams(BaseModel):
 class SsspSummary(BaseModel):
     """Summary of an ``sssp`` result."""
 
-    source: int = Field(description="Original id of the source node.")
+    source: int = Field(description="Original id of the source node.",
+                        json_schema_extra=NODE_ID_VALUE)
     reached: int = Field(description="Nodes at a finite distance, the source included.")
     max_distance: float = Field(description="Largest finite distance.")
 

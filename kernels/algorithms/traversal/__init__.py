@@ -24,7 +24,7 @@ from graphgpu.kernels.algorithms.common import pruning
 from graphgpu.kernels.algorithms.common.direction import DESCRIPTION as DIRECTION_DESCRIPTION
 from graphgpu.kernels.algorithms.common.direction import Direction
 from graphgpu.kernels.algorithms.traversal import cpu, gpu
-from graphgpu.kernels.core.registry import Algorithm, register_algorithm
+from graphgpu.kernels.core.registry import NODE_ID_VALUE, Algorithm, register_algorithm
 
 PRUNE_DESCRIPTION = (
     "Remove pendant (degree-1) vertices round by round first, solve on the rest and extend the "
@@ -56,7 +56,8 @@ class BfsParams(BaseModel):
 class BfsSummary(BaseModel):
     """Summary of a ``bfs`` result."""
 
-    source: int | None = Field(description="Original id of the source node (null: `sources`).")
+    source: int | None = Field(description="Original id of the source node (null: `sources`).",
+                               json_schema_extra=NODE_ID_VALUE)
     sources: int | None = Field(None, description="Number of distinct sources (multi-source).")
     reached: int = Field(description="Nodes reached, the sources included.")
     max_level: int = Field(description="Largest level: the source's eccentricity in its component.")

@@ -55,6 +55,22 @@ def test_labelled_edge_list_refuses_binary_and_header_rows():
     assert caught.value.line == 2 and caught.value.code == "header_row"
 
 
+@pytest.mark.parametrize(("text", "line"), [
+    (b"alice bob\n# a note \x01\nbob carol\n", 2),  # in a comment
+    (b"alice bob 1\nbob carol 2\x00\n", 2),  # in a weight
+    (b"alice bob\nbob carol \x7f\x02\n", 2),  # a third column where two are
+    (b"alice b\x1bob\nsource target\n", 1),  # before a column error on another line
+    (b"source target\nal\x01ice bob\n", 2),  # a header row too: the control byte first
+    (b"alice bob\n" * 900_000 + b"carol \x03dave\n", 900_001),  # in a later thread's chunk
+])
+def test_labelled_edge_list_names_the_control_byte(text, line):
+    """The scan stops at a control byte wherever it is (label, comment, weight, extra
+    column) and the error names its line, before any other error of the file."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_graph(text)
+    assert (caught.value.line, caught.value.code) == (line, "bad_token")
+
+
 def test_labelled_edge_list_syntax():
     text = b"# comment\n% other\n\n alice,bob  2.5\r\nbob\tcarol 1e3 \nalice carol ,3\n"
     parsed = parse_graph(text)
@@ -114,7 +130,7 @@ def test_labels_are_part_of_the_content_address(tmp_path):
     for text in (b"a b\n", b"c d\n", b"0 1\n"):
         parsed = parse_graph(text)
         graph, report = build_graph(parsed.src, parsed.dst)
-        tables = parsed.labels.arrays() if parsed.labels is not None else None
+        tables = parsed.labels.identity() if parsed.labels is not None else None
         meta, created = store.put(graph, name=None, source={}, report=report,
                                   labels=parsed.labels)
         assert created and meta["id"] == content_id(graph, tables)
@@ -180,3 +196,17 @@ def test_large_files_are_scanned_in_chunks_as_one():
     with pytest.raises(InvalidInput) as info:
         parse_graph(tail)
     assert (info.value.code, info.value.line) == ("bad_columns", tail.count(b"\n"))
+
+
+@pytest.mark.parametrize("size", [1, 1000, 300_000])
+def test_radix_sort_sorts_by_the_run_bits(size):
+    """The interning's sort: stable by the top 33 bits (NumPy's stable argsort as the
+    oracle), top bits spread, all alike and few."""
+    rng = np.random.default_rng(size)
+    for keys in (rng.integers(0, 2**64 - 1, size, dtype=np.uint64),
+                 rng.integers(0, 2**31, size).astype(np.uint64),
+                 rng.integers(0, 4, size).astype(np.uint64) << np.uint64(62)
+                 | rng.integers(0, 2**40, size).astype(np.uint64)):
+        expected = keys[np.argsort(keys >> np.uint64(labelscan._RUN_SHIFT), kind="stable")]
+        out = labelscan._sort(keys.copy(), np.empty(size, np.uint64))
+        assert (out == expected).all()
