@@ -209,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(HUB_THREADS) cm_decide_hub(
     __shared__ double block_best[HUB_THREADS / 32];
     __shared__ int block_c[HUB_THREADS / 32];
     const int i = nodes[blockIdx.x];
-    if (!may_move(m, i, target, threadIdx.x == 0)) return;  // the same for the block
+    if (!m.active[i] || !may_move(m, i, target, threadIdx.x == 0)) return;  // block-uniform
     const i64 lo = m.indptr[i], hi = m.indptr[i + 1];
     const Table t{m.keys + 2 * lo, m.vals + 2 * lo, 2 * (hi - lo)};
     clear_table(t, threadIdx.x, blockDim.x);
@@ -238,11 +238,12 @@ extern "C" __global__ void __launch_bounds__(HUB_THREADS) cm_decide_hub(
     }
 }
 
-// Apply the sweep's moves, a warp per node that decided: community totals and sizes by exact
-// integer atomics; the mover and its neighbours are woken for the next sweep.
+// Apply the sweep's moves, a warp per awake node: community totals and sizes by exact integer
+// atomics; the mover and its neighbours are woken for the next sweep.
 extern "C" __global__ void cm_apply(const int* __restrict__ nodes, int count,
                                     const i64* __restrict__ indptr,
                                     const int* __restrict__ indices,
+                                    const char* __restrict__ active,
                                     const int* __restrict__ target, int* __restrict__ comm,
                                     const i64* __restrict__ k, i64* __restrict__ sigma,
                                     int* __restrict__ size, char* __restrict__ later,
@@ -251,6 +252,7 @@ extern "C" __global__ void cm_apply(const int* __restrict__ nodes, int count,
     const int lane = threadIdx.x & 31;
     if (p >= count) return;
     const int i = nodes[p];
+    if (!active[i]) return;  // a sleeping hub: its target is stale
     const int a = comm[i], t = target[i];
     if (a == t) return;
     __syncwarp();  // every lane has read comm[i] before lane 0 changes it
@@ -305,10 +307,14 @@ extern "C" __global__ void cm_link(const int* __restrict__ rows, const int* __re
     }
 }
 
-// After all hooks: each node's label is its root.
+// After all hooks: each node's label is its root. The walk only reads (root_of's path halving
+// could write an inner ancestor over a label another thread had just set to the root).
 extern "C" __global__ void cm_flatten(int n, int* __restrict__ parent) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) parent[i] = root_of(parent, i);
+    if (i >= n) return;
+    int root = __ldcg(&parent[i]), next;
+    while (root > (next = __ldcg(&parent[root]))) root = next;
+    parent[i] = root;
 }
 
 // The row of each arc, a warp per row (the aggregation's and the modularity's pairs).
@@ -341,4 +347,26 @@ extern "C" __global__ void cm_aggregate(const int* __restrict__ rows,
         s = (s + 1 == slots) ? 0 : s + 1;
     }
     atomicAdd((u64*)&V[s], (u64)w[j]);
+}
+
+// The modularity's counts, a warp per node: its arcs to its own community and all its arcs,
+// added to its community's totals by lane 0 (two atomics per node, not per arc).
+extern "C" __global__ void cm_community_arcs(const i64* __restrict__ indptr,
+                                             const int* __restrict__ indices, int n,
+                                             const int* __restrict__ comm,
+                                             u64* __restrict__ internal,
+                                             u64* __restrict__ degree) {
+    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (i >= n) return;
+    const int c = comm[i];
+    const i64 lo = indptr[i], hi = indptr[i + 1];
+    u64 inside = 0;
+    for (i64 j = lo + lane; j < hi; j += 32) inside += comm[indices[j]] == c;
+    for (int offset = 16; offset > 0; offset >>= 1)
+        inside += __shfl_xor_sync(FULL_MASK, inside, offset);
+    if (lane == 0 && hi > lo) {
+        atomicAdd(&internal[c], inside);
+        atomicAdd(&degree[c], (u64)(hi - lo));
+    }
 }

@@ -155,7 +155,16 @@ def aggregate(indptr: np.ndarray, indices: np.ndarray, w: np.ndarray, group: np.
     return driver.aggregate_sorted(np, rows(indptr), indices, w, group, count)
 
 
-OPS = driver.Ops(xp=np, csr=_csr, rows=rows, aggregate=aggregate, local_move=local_move,
+def community_arcs(indptr: np.ndarray, indices: np.ndarray, comm: np.ndarray, count: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Arcs inside each community (both ends in it) and arcs out of its nodes (its degree)."""
+    src, dst = comm[rows(indptr)], comm[indices]
+    return (np.bincount(src[src == dst], minlength=count),
+            np.bincount(src, minlength=count))
+
+
+OPS = driver.Ops(xp=np, csr=_csr, rows=rows, aggregate=aggregate,
+                 community_arcs=community_arcs, local_move=local_move,
                  components=components, to_host=np.asarray)
 
 

@@ -39,13 +39,16 @@ class Ops:
     """A backend's operations on its arrays (``xp``): the graph's CSR there ``csr(graph)``, the
     row of each arc ``rows(indptr)`` (int32), the synchronous local moving ``local_move(...)``
     (in place), the graph of groups ``aggregate(indptr, indices, w, group, count)`` (the same
-    arcs and weights on either backend, in any order within a row), the component labels inside
-    communities ``components(indptr, indices, comm)`` and ``to_host(array)``."""
+    arcs and weights on either backend, in any order within a row), the arcs inside and the arcs
+    out of each community ``community_arcs(indptr, indices, comm, count)`` (int64), the
+    component labels inside communities ``components(indptr, indices, comm)`` and
+    ``to_host(array)``."""
 
     xp: Any
     csr: Callable[[Graph], tuple[Any, Any]]
     rows: Callable[[Any], Any]
     aggregate: Callable[..., tuple[Any, Any, Any]]
+    community_arcs: Callable[..., tuple[Any, Any]]
     local_move: Callable[..., int]
     components: Callable[..., Any]
     to_host: Callable[[Any], np.ndarray]
@@ -81,12 +84,8 @@ def modularity(graph: Graph, community: np.ndarray, resolution: float = 1.0) -> 
 def _arc_counts(ops: Ops, indptr: Any, indices: Any, comm: Any, resolution: float) -> float:
     """:func:`modularity` of an unweighted graph, counted in exact integers on the backend (the
     same numbers as its float sums of ones, so both backends report the same value)."""
-    xp = ops.xp
     arcs = int(indices.shape[0])
-    count = int(comm.max()) + 1
-    src, dst = comm[ops.rows(indptr)], comm[indices]
-    internal = xp.bincount(src[src == dst], minlength=count)
-    degree = xp.bincount(src, minlength=count)
+    internal, degree = ops.community_arcs(indptr, indices, comm, int(comm.max()) + 1)
     internal, degree = ops.to_host(internal), ops.to_host(degree)
     return float(np.sum(internal / arcs - resolution * (degree / arcs) ** 2))
 

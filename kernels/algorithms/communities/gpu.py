@@ -22,7 +22,7 @@ CUDA_SOURCE = Path(__file__).with_name("communities.cu")
 #: NVRTC options: no contraction of a * b + c into an FMA, so gains round as on the CPU.
 OPTIONS = ("--fmad=false",)
 NAMES = ("cm_decide", "cm_decide_hub", "cm_apply", "cm_link", "cm_flatten", "cm_rows",
-         "cm_aggregate")
+         "cm_aggregate", "cm_community_arcs")
 THREADS = 256  # DECIDE_THREADS in the source
 #: Threads of ``cm_decide_hub`` (``HUB_THREADS`` in the source): a block per hub.
 HUB_THREADS = 1024
@@ -39,7 +39,8 @@ def local_move(indptr: Any, indices: Any, w: Any, comm: Any, k: Any, sigma: Any,
     """Synchronous local moving on the device, as ``cpu.local_move``; returns the sweeps.
 
     Each sweep decides for the awake nodes only (all at first, then the movers and their
-    neighbours, and the resting half's), hubs a block each, the others a warp each.
+    neighbours, and the resting half's), hubs a block each, the others a warp each. The hubs
+    are listed once (their kernels skip the sleeping ones), the awake others each sweep.
     """
     cp = cupy()
     kern = _k()
@@ -48,17 +49,16 @@ def local_move(indptr: Any, indices: Any, w: Any, comm: Any, k: Any, sigma: Any,
     keys = cp.empty(max(2 * arcs, 1), dtype=cp.int32)
     vals = cp.empty(max(2 * arcs, 1), dtype=cp.int64)
     target = cp.empty(n, dtype=cp.int32)
-    active = cp.ones(n, dtype=cp.int8)
-    later = cp.zeros(n, dtype=cp.int8)
-    hub = indptr[1:] - indptr[:-1] > HUB_DEGREE
+    active = cp.ones(n, dtype=cp.bool_)
+    later = cp.zeros(n, dtype=cp.bool_)
+    light_row = indptr[1:] - indptr[:-1] <= HUB_DEGREE
+    hubs = cp.flatnonzero(~light_row).astype(cp.int32)
     moved = cp.zeros(1, dtype=cp.uint64)
     refine = part is not None
     sweeps = 0
     for sweep in range(max_sweeps):
         sweeps += 1
-        nodes = cp.flatnonzero(active).astype(cp.int32)
-        heavy = hub[nodes]
-        hubs, light = nodes[heavy], nodes[~heavy]
+        light = cp.flatnonzero(active & light_row).astype(cp.int32)
         args = (indptr, indices, w, comm, k, sigma, size, part if refine else comm,
                 np.int32(refine), np.float64(res), np.float64(m2), keys, vals, active,
                 np.uint32(salt), np.uint32(sweep), later)
@@ -68,9 +68,11 @@ def local_move(indptr: Any, indices: Any, w: Any, comm: Any, k: Any, sigma: Any,
             kern["cm_decide"](grid_for(32 * int(light.shape[0]), THREADS), (THREADS,), (
                 light, np.int32(light.shape[0]), *args, target))
         moved.fill(0)
-        kern["cm_apply"](grid_for(32 * int(nodes.shape[0]), THREADS), (THREADS,), (
-            nodes, np.int32(nodes.shape[0]), indptr, indices, target, comm, k, sigma, size,
-            later, moved))
+        for nodes in (hubs, light):
+            if nodes.shape[0]:
+                kern["cm_apply"](grid_for(32 * int(nodes.shape[0]), THREADS), (THREADS,), (
+                    nodes, np.int32(nodes.shape[0]), indptr, indices, active, target, comm, k,
+                    sigma, size, later, moved))
         done = int(moved.get()[0])
         if done == 0 or done * stop_divisor < n:
             break
@@ -126,6 +128,18 @@ def aggregate(indptr: Any, indices: Any, w: Any, group: Any, count: int
     return new_indptr, keys[claimed], vals[claimed]
 
 
+def community_arcs(indptr: Any, indices: Any, comm: Any, count: int) -> tuple[Any, Any]:
+    """Arcs inside each community and arcs out of its nodes, a warp per node and one atomic
+    per node and total (``bincount`` over every arc waited on the few large communities)."""
+    cp = cupy()
+    n = int(indptr.shape[0]) - 1
+    internal = cp.zeros(count, dtype=cp.int64)
+    degree = cp.zeros(count, dtype=cp.int64)
+    _k()["cm_community_arcs"](grid_for(32 * n, THREADS), (THREADS,), (
+        indptr, indices, np.int32(n), comm.astype(cp.int32), internal, degree))
+    return internal, degree
+
+
 def _csr(graph: Graph) -> tuple[Any, Any]:
     dg = on_device(graph)  # kept on the device for a stored graph
     return dg.indptr, dg.indices
@@ -133,7 +147,8 @@ def _csr(graph: Graph) -> tuple[Any, Any]:
 
 def _ops() -> driver.Ops:
     cp = cupy()
-    return driver.Ops(xp=cp, csr=_csr, rows=rows, aggregate=aggregate, local_move=local_move,
+    return driver.Ops(xp=cp, csr=_csr, rows=rows, aggregate=aggregate,
+                      community_arcs=community_arcs, local_move=local_move,
                       components=components, to_host=cp.asnumpy)
 
 

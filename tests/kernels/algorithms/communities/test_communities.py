@@ -150,9 +150,10 @@ def test_gpu_components_and_aggregate_equal_cpu() -> None:
 
     g = nx.barabasi_albert_graph(3000, 3, seed=5)
     g.add_edges_from((0, v) for v in range(5, 3000, 2))
-    graph = to_graph(g)
     rng = np.random.default_rng(5)
-    for count in (1, 7, 400):
+    ends = rng.integers(0, 200_000, (2, 400_000))  # deep union-find trees, many threads at once
+    large, _ = build_graph(original(ends[0]), original(ends[1]))
+    for graph, count in ((to_graph(g), 1), (to_graph(g), 7), (to_graph(g), 400), (large, 3)):
         comm = rng.integers(0, count, graph.n).astype(np.int32)
         indptr, indices = cp.asarray(graph.indptr), cp.asarray(graph.indices)
         labels = device.components(indptr, indices, cp.asarray(comm))
