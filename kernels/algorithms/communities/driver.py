@@ -1,9 +1,9 @@
-"""What a ``louvain`` or ``leiden`` job does on either backend: levels of colour-class local
+"""What a ``louvain`` or ``leiden`` job does on either backend: levels of synchronous local
 moving (and refinement), aggregation, refinement on the way back down, the result (the family's
 notes in ``__init__``).
 
 :mod:`.cpu` and :mod:`.gpu` pass :func:`run` their :class:`Ops`, which give the same integers
-(colours, moves, labels) on either backend.
+(moves, labels) on either backend.
 """
 
 from __future__ import annotations
@@ -18,9 +18,16 @@ from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-#: Sweeps of local moving per level at most, and the stop rule (moves * divisor < nodes).
-MAX_SWEEPS = 10
-STOP_DIVISOR = 100
+#: Sweeps of local moving per level at most, and the stop rule (moves * divisor < nodes): the
+#: divisor starts at FIRST_DIVISOR on the first level and grows tenfold a level to STOP_DIVISOR
+#: (threshold scaling: the first level's last sweeps on R-MAT moved a few nodes each, at full
+#: cost), which the refinement on the way down uses too.
+MAX_SWEEPS = 20
+STOP_DIVISOR = 1000
+FIRST_DIVISOR = 100
+#: Aggregation stops when a level keeps more than this share of its nodes (R-MAT graphs went on
+#: for a dozen levels that merged a few hundred nodes each).
+AGGREGATE_TOLERANCE = 0.95
 #: Aggregation levels at most.
 MAX_LEVELS = 64
 #: Fixed-point weights: the total arc weight is scaled to at most 2**FIXED_BITS.
@@ -30,28 +37,21 @@ FIXED_BITS = 52
 @dataclass(frozen=True)
 class Ops:
     """A backend's operations on its arrays (``xp``): the graph's CSR there ``csr(graph)``, the
-    colouring ``colour(indptr, indices, salt)``, the colour-class local moving
-    ``local_move(...)`` (in place), the component labels inside communities
-    ``components(indptr, indices, comm)`` and ``to_host(array)``."""
+    row of each arc ``rows(indptr)`` (int32), the synchronous local moving ``local_move(...)``
+    (in place), the graph of groups ``aggregate(indptr, indices, w, group, count)`` (the same
+    arcs and weights on either backend, in any order within a row), the arcs inside and the arcs
+    out of each community ``community_arcs(indptr, indices, comm, count)`` (int64), the
+    component labels inside communities ``components(indptr, indices, comm)`` and
+    ``to_host(array)``."""
 
     xp: Any
     csr: Callable[[Graph], tuple[Any, Any]]
-    colour: Callable[..., Any]
+    rows: Callable[[Any], Any]
+    aggregate: Callable[..., tuple[Any, Any, Any]]
+    community_arcs: Callable[..., tuple[Any, Any]]
     local_move: Callable[..., int]
     components: Callable[..., Any]
     to_host: Callable[[Any], np.ndarray]
-
-
-def mix32(ids: Any, salt: int) -> Any:
-    """The colouring priority hash of ``ids`` (uint32), as ``mix32`` in ``communities.cu``; ``ids``
-    a NumPy or CuPy array (uint32 arithmetic wraps alike)."""
-    x = ids.astype(np.uint32) ^ np.uint32(salt)
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x7FEB352D)
-    x ^= x >> np.uint32(15)
-    x *= np.uint32(0x846CA68B)
-    x ^= x >> np.uint32(16)
-    return x
 
 
 def modularity(graph: Graph, community: np.ndarray, resolution: float = 1.0) -> float:
@@ -84,13 +84,8 @@ def modularity(graph: Graph, community: np.ndarray, resolution: float = 1.0) -> 
 def _arc_counts(ops: Ops, indptr: Any, indices: Any, comm: Any, resolution: float) -> float:
     """:func:`modularity` of an unweighted graph, counted in exact integers on the backend (the
     same numbers as its float sums of ones, so both backends report the same value)."""
-    xp = ops.xp
     arcs = int(indices.shape[0])
-    rows = xp.searchsorted(indptr, xp.arange(arcs, dtype=indptr.dtype), side="right") - 1
-    count = int(comm.max()) + 1
-    src, dst = comm[rows], comm[indices]
-    internal = xp.bincount(src[src == dst], minlength=count)
-    degree = xp.bincount(src, minlength=count)
+    internal, degree = ops.community_arcs(indptr, indices, comm, int(comm.max()) + 1)
     internal, degree = ops.to_host(internal), ops.to_host(degree)
     return float(np.sum(internal / arcs - resolution * (degree / arcs) ** 2))
 
@@ -125,11 +120,10 @@ def _dense(xp: Any, labels: Any) -> tuple[Any, int]:
     return inverse.reshape(-1).astype(xp.int32), int(distinct.shape[0])
 
 
-def _aggregate(xp: Any, indptr: Any, indices: Any, w: Any, group: Any, count: int
-               ) -> tuple[Any, Any, Any]:
-    """The graph of the groups: one arc per pair of groups (loops included), weights summed."""
-    arcs = int(indices.shape[0])
-    rows = xp.searchsorted(indptr, xp.arange(arcs, dtype=indptr.dtype), side="right") - 1
+def aggregate_sorted(xp: Any, rows: Any, indices: Any, w: Any, group: Any, count: int
+                     ) -> tuple[Any, Any, Any]:
+    """The graph of the groups by a sort of the arcs' group pairs: one arc per pair of groups
+    (loops included, each row in ascending order), weights summed; ``rows`` the arcs' rows."""
     key = group[rows].astype(xp.int64) * count + group[indices]
     pairs, weight = _segment_sums(xp, key, w)
     new_rows = pairs // count
@@ -141,21 +135,6 @@ def _aggregate(xp: Any, indptr: Any, indices: Any, w: Any, group: Any, count: in
 def _row_sums(xp: Any, indptr: Any, w: Any) -> Any:
     running = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(w)])
     return running[indptr[1:]] - running[indptr[:-1]]
-
-
-def _classes(xp: Any, colours: Any) -> tuple[Any, np.ndarray]:
-    """Nodes ordered by (colour, id) and the host offsets of each colour's run.
-
-    Classes are kept apart however small: merging the tail of small classes into larger phases
-    (fewer GPU launches) let adjacent heavy nodes of coarse levels join one community together,
-    which collapsed Leiden to one giant community on ca-CondMat.
-    """
-    n = int(colours.shape[0])
-    order = xp.argsort(colours.astype(xp.int64) * n + xp.arange(n)).astype(xp.int32)
-    counts = xp.bincount(colours)
-    offsets = np.zeros(int(counts.shape[0]) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(counts.get() if hasattr(counts, "get") else counts)
-    return order, offsets
 
 
 def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: ProgressFn
@@ -194,21 +173,20 @@ def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: Progress
     for level in range(MAX_LEVELS):
         progress(min(0.8, 0.15 * level), f"{'leiden' if leiden else 'louvain'}: level {level}, "
                                           f"{n:,} nodes")
-        order, offsets = _classes(xp, ops.colour(indptr, indices, salt))
-        _move(xp, ops, (indptr, indices, w, k, order, offsets), comm, params, m2)
+        divisor = min(STOP_DIVISOR, FIRST_DIVISOR * 10 ** level)
+        _move(xp, ops, (indptr, indices, w, k), comm, params, m2, salt, divisor)
         if leiden:
             refined = xp.arange(n, dtype=xp.int32)
-            ops.local_move(order, offsets, indptr, indices, w, refined, k, k.copy(),
-                           xp.ones(n, dtype=xp.int32), comm, params.resolution, m2, MAX_SWEEPS,
-                           STOP_DIVISOR)
+            ops.local_move(indptr, indices, w, refined, k, k.copy(), xp.ones(n, dtype=xp.int32),
+                           comm, params.resolution, m2, salt, MAX_SWEEPS, divisor)
             group, count = _dense(xp, refined)
         else:
             group, count = _dense(xp, comm)
-        if count == n:
+        if count >= AGGREGATE_TOLERANCE * n:
             break
-        finer.append((indptr, indices, w, k, order, offsets, group))
+        finer.append((indptr, indices, w, k, group))
         parent, _ = _dense(xp, comm)
-        indptr, indices, w = _aggregate(xp, indptr, indices, w, group, count)
+        indptr, indices, w = ops.aggregate(indptr, indices, w, group, count)
         k = _row_sums(xp, indptr, w)
         if leiden:  # aggregate nodes start in their community
             comm = xp.empty(count, dtype=xp.int32)
@@ -220,7 +198,7 @@ def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: Progress
     for level in reversed(finer):  # refine the partition on the way back down
         progress(0.9, f"communities: refining, {int(level[0].shape[0]) - 1:,} nodes")
         comm = comm[level[-1]]
-        _move(xp, ops, level[:-1], comm, params, m2)
+        _move(xp, ops, level[:-1], comm, params, m2, salt, STOP_DIVISOR)
     if leiden:
         comm = ops.components(*top, comm)
     comm = _number(xp, comm)
@@ -231,17 +209,17 @@ def detect(ops: Ops, graph: Graph, params: Any, leiden: bool, progress: Progress
     return community, levels, modularity(graph, community, params.resolution)
 
 
-def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2: float
-          ) -> None:
+def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2: float,
+          salt: int, divisor: int) -> None:
     """Local moving of one level's nodes from the partition ``comm`` (in place)."""
-    indptr, indices, w, k, order, offsets = level
+    indptr, indices, w, k = level
     n = int(indptr.shape[0]) - 1
     labels, sums = _segment_sums(xp, comm, k)
     sigma = xp.zeros(n, dtype=xp.int64)
     sigma[labels] = sums
     size = xp.bincount(comm, minlength=n).astype(xp.int32)
-    ops.local_move(order, offsets, indptr, indices, w, comm, k, sigma, size, None,
-                   params.resolution, m2, MAX_SWEEPS, STOP_DIVISOR)
+    ops.local_move(indptr, indices, w, comm, k, sigma, size, None, params.resolution, m2, salt,
+                   MAX_SWEEPS, divisor)
 
 
 def _number(xp: Any, labels: Any) -> Any:

@@ -139,3 +139,31 @@ def test_gpu_partition_equals_cpu(algorithm: str, resolution: float) -> None:
         gpu = GPU[algorithm](graph, params, no_progress)
         assert cpu.summary == gpu.summary
         assert np.array_equal(cpu.node_values["community"], gpu.node_values["community"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_components_and_aggregate_equal_cpu() -> None:
+    """Union-find labels and the hash-table aggregation against the CPU's SciPy labels and
+    sorted aggregation, on a graph with hubs and communities of many pieces."""
+    import cupy as cp
+
+    g = nx.barabasi_albert_graph(3000, 3, seed=5)
+    g.add_edges_from((0, v) for v in range(5, 3000, 2))
+    rng = np.random.default_rng(5)
+    ends = rng.integers(0, 200_000, (2, 400_000))  # deep union-find trees, many threads at once
+    large, _ = build_graph(original(ends[0]), original(ends[1]))
+    for graph, count in ((to_graph(g), 1), (to_graph(g), 7), (to_graph(g), 400), (large, 3)):
+        comm = rng.integers(0, count, graph.n).astype(np.int32)
+        indptr, indices = cp.asarray(graph.indptr), cp.asarray(graph.indices)
+        labels = device.components(indptr, indices, cp.asarray(comm))
+        assert np.array_equal(labels.get(), host.components(graph.indptr, graph.indices, comm))
+        w = rng.integers(1, 9, graph.indices.shape[0]).astype(np.int64)
+        ours = device.aggregate(indptr, indices, cp.asarray(w), cp.asarray(comm), count)
+        want = host.aggregate(graph.indptr, graph.indices, w, comm, count)
+        assert np.array_equal(ours[0].get(), want[0])
+        heads, weights = ours[1].get(), ours[2].get()
+        for row in range(count):  # the same arcs and weights, in any order within a row
+            lo, hi = int(want[0][row]), int(want[0][row + 1])
+            got = sorted(zip(heads[lo:hi].tolist(), weights[lo:hi].tolist(), strict=True))
+            assert got == list(zip(want[1][lo:hi].tolist(), want[2][lo:hi].tolist(), strict=True))
