@@ -16,9 +16,10 @@ project's seeds):
 * ``multistart`` (pCND*): ``starts`` greedy runs with seeds ``seed, seed + 1, ...``; the best
   (smallest objective, then first start) wins. On the GPU each CUDA block runs one start with
   its own MIS, component and size arrays, and reduces the candidates' scores by argmin in
-  shared memory; the GPU rescores only the candidates next to the component that just grew
-  (the others' scores cannot change), so each step costs the new component's volume plus one
-  argmin pass instead of O(V + E). Same sets as the CPU, bit for bit.
+  shared memory. A cost is kept as ``alpha * G + beta``, G the size of one big component
+  (joining it is linear in its size), so the big one's growth rescores nothing; each step
+  costs an argmin and a relabelling pass over the nodes (O(V)) plus the rescoring of the
+  candidates next to the other merged components. Same sets as the CPU, bit for bit.
 * ``distributed`` (pCND*(Cloud)): the worker fans the starts out as ``shards`` queue jobs (a
   range of seeds each, on any worker) and a reduce job keeps the best; see
   :func:`shard_params` and :func:`merge_results` (the queue side is ``workers/fanout.py``).
@@ -138,7 +139,7 @@ def merge_results(params: CndParams, shards: list[dict[str, Any] | None]
 
 def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     """Cost by :mod:`~graphgpu.kernels.algorithms.critical_nodes.cost`: a CND* start is
-    near-linear on the CPU; a GPU wave rescans the grown component each step. ``memetic`` and
+    near-linear on the CPU; a GPU start passes over the nodes each step. ``memetic`` and
     ``search`` take their time limit (their starts fit in a share of it, or none runs)."""
     check_k(graph, params)
     result_bytes = graph.n + 8 * params.k
@@ -158,8 +159,9 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     if params.method == "distributed":
         starts = -(-starts // min(params.shards, starts))  # shards run side by side
     if backend == "gpu":
-        rounds = -(-starts // cnd_gpu.concurrent_starts(on_gpu=False))
-        seconds = rounds * gpu_wave_seconds(graph, params.k)
+        wave = cnd_gpu.concurrent_starts(on_gpu=False)
+        rounds = -(-starts // wave)
+        seconds = rounds * gpu_wave_seconds(graph, params.k, min(starts, wave) / wave)
     else:
         rounds, seconds = starts, starts * cnd_seconds(graph, params.k)
     return Estimate(seconds=seconds + check_seconds(graph), result_bytes=result_bytes,

@@ -16,10 +16,15 @@ CND_NS_PER_ITEM = 700.0
 WALK_NS_PER_ITEM = 6.0
 #: CPU nanoseconds per node or arc of checking a result (SciPy's components, twice).
 CHECK_NS_PER_ITEM = 60.0
-#: GPU CND* (one block per start) rescans the grown component each step: about this many ns per
-#: node or arc scanned over V - k steps, and a wave of concurrent starts costs about 2.5 starts.
-GPU_NS_PER_SCAN = 0.6
-GPU_WAVE_FACTOR = 2.5
+#: GPU CND* (one block per start): each of the about V - k steps costs a floor (block
+#: synchronisations, the argmin) plus two passes over the node arrays (the argmin, the
+#: relabelling): latency bound for a lone start (one block of 16 warps), sharing the memory for
+#: a wave; rescoring the candidates whose costs changed is near-linear in all (the big
+#: component's growth changes none). Fitted on an H100 (bench/results/cnd.md): one start 27 ms
+#: on ca-GrQc, 0.58 s on ca-CondMat, 82 s on dblp-2010; a wave of 264 starts 45 ms and 1.9 s.
+GPU_STEP_S = 4e-6
+GPU_NS_PER_NODE = 0.9
+GPU_WAVE_NS_PER_NODE = 3.3
 
 
 def cnd_share(n: int, k: int) -> float:
@@ -33,10 +38,11 @@ def cnd_seconds(graph: Graph, k: int) -> float:
     return (graph.n + 2 * graph.m) * CND_NS_PER_ITEM * 1e-9 * cnd_share(graph.n, k)
 
 
-def gpu_wave_seconds(graph: Graph, k: int) -> float:
-    """Estimated seconds of one wave of concurrent CND* starts on the GPU."""
-    return (max(graph.n - k, 0) * (graph.n + 2 * graph.m) * GPU_NS_PER_SCAN * 1e-9
-            * GPU_WAVE_FACTOR)
+def gpu_wave_seconds(graph: Graph, k: int, share: float = 1.0) -> float:
+    """Estimated seconds of one wave of concurrent CND* starts on the GPU; ``share``: the
+    wave's blocks as a share of a full wave (0: one start alone)."""
+    ns = GPU_NS_PER_NODE + (GPU_WAVE_NS_PER_NODE - GPU_NS_PER_NODE) * min(max(share, 0.0), 1.0)
+    return max(graph.n - k, 0) * (GPU_STEP_S + graph.n * ns * 1e-9)
 
 
 def walk_seconds(graph: Graph) -> float:

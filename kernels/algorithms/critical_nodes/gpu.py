@@ -62,9 +62,9 @@ def concurrent_starts(on_gpu: bool = True) -> int:
 
 
 def _block_bytes(n: int) -> int:
-    """One multistart block's work arrays: state, comp, delta, work, dirty, best flags (per
-    node), sizes and marks (per component id), and a mark array per warp."""
-    return n * (1 + 4 + 8 + 4 + 4 + 1) + (n + 1) * (8 + 4) + (THREADS // 32) * (n + 1) * 4
+    """One multistart block's work arrays: state, comp, alpha, beta, work, dirty, best flags
+    (per node), sizes and marks (per component id), and a mark array per warp."""
+    return n * (1 + 4 + 8 + 8 + 4 + 4 + 1) + (n + 1) * (8 + 4) + (THREADS // 32) * (n + 1) * 4
 
 
 def device_bytes(graph: Graph, starts: int, k: int, search: bool) -> int:
@@ -121,7 +121,8 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
     sizes = cp.empty(blocks * (n + 1), dtype=cp.int64)
     mark = cp.empty(blocks * (n + 1), dtype=cp.int32)
     wmark = cp.empty(blocks * (THREADS // 32) * (n + 1), dtype=cp.int32)
-    delta = cp.empty(blocks * n, dtype=cp.int64)
+    alpha = cp.empty(blocks * n, dtype=cp.int64)
+    beta = cp.empty(blocks * n, dtype=cp.int64)
     work = cp.empty(blocks * n, dtype=cp.int32)
     dirty = cp.empty(blocks * n, dtype=cp.int32)
     best_removed = cp.zeros(blocks * n, dtype=cp.uint8)
@@ -136,8 +137,8 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
                                         f"{min(first + blocks, total)} of {total} on the GPU")
         kernel((blocks,), (THREADS,), (
             dg.indptr, dg.indices, np.int32(n), np.int32(k), np.uint64(seeds.start),
-            np.int32(first), np.int32(total), state, comp, sizes, mark, wmark, delta, work, dirty,
-            best_removed, best_obj, best_start))
+            np.int32(first), np.int32(total), state, comp, sizes, mark, wmark, alpha, beta, work,
+            dirty, best_removed, best_obj, best_start))
         cp.cuda.get_current_stream().synchronize()  # the clock above sees the wave's end
     objectives, starts = best_obj.get(), best_start.get()
     block = int(np.lexsort((starts, objectives))[0])
@@ -149,7 +150,7 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
 def host_start(graph: Graph, k: int, seed: int) -> Starts:
     """The CND* start of ``seed`` on the host (near-linear, the same set as a GPU start), as a
     one-block population: where a GPU wave would take more than the run's share of its time
-    limit (the GPU start rescans the grown component each step, quadratic on a giant one)."""
+    limit (a GPU start passes over the nodes at each of its steps)."""
     comp = np.zeros(graph.n, np.int64)
     sizes = np.zeros(graph.n + 1, np.int64)
     objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(seed), comp, sizes))

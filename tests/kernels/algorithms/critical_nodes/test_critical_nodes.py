@@ -267,7 +267,12 @@ def gpu_cases() -> dict[str, nx.Graph]:
             "ws": nx.watts_strogatz_graph(300, 4, 0.1, seed=3),
             "hubs": nx.barabasi_albert_graph(300, 3, seed=4),
             "mixed_big": nx.disjoint_union_all([nx.gnp_random_graph(200, 0.02, seed=6),
-                                                nx.empty_graph(30), nx.star_graph(60)])}
+                                                nx.empty_graph(30), nx.star_graph(60)]),
+            # long enough for a giant component to form and change hands (the GPU keeps the
+            # costs next to the big component as alpha * its size + beta)
+            "ba2000": nx.barabasi_albert_graph(2000, 2, seed=7),
+            "gnp1500": nx.disjoint_union_all([nx.gnp_random_graph(1000, 0.003, seed=8),
+                                              nx.gnp_random_graph(500, 0.006, seed=9)])}
 
 
 @pytest.mark.gpu
