@@ -14,6 +14,9 @@ Formats (any of them may be gzip'd; gzip is recognised by its magic bytes, not b
     Critical-node benchmark: ``n`` on the first line, then ``i: j k ...`` (0-based ids).
 ``json``
     ``{"edges": [[u, v(, w)], ...], "nodes": [...]}`` or a bare list of rows.
+``npz``, ``parquet``
+    Binary columns ``src``, ``dst`` (optional ``weight``; ``nodes`` in an ``.npz``), read
+    without parsing text: :mod:`graphgpu.kernels.core.io.columns`.
 
 Parse errors are :class:`InvalidInput` with the 1-based ``line`` of the (decompressed) text and a
 message that quotes the offending token; codes: ``bad_node_id``, ``bad_number``, ``bad_weight``,
@@ -37,7 +40,7 @@ import numpy as np
 
 from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
-from graphgpu.kernels.core.io import labelscan
+from graphgpu.kernels.core.io import columns, labelscan
 from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.io.budget import (
     BYTES_PER_JSON_BYTE,
@@ -50,7 +53,9 @@ from graphgpu.kernels.core.io.budget import (
 from graphgpu.kernels.core.io.gzipped import GZIP_MAGIC, gunzip
 from graphgpu.kernels.core.settings import Settings, get_settings
 
-FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json")
+FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json", "npz", "parquet")
+#: Formats of binary columns: no text, their own size checks (from the headers they declare).
+BINARY_FORMATS = ("npz", "parquet")
 
 _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth a thread
 _EMPTY_I = np.empty(0, np.int64)
@@ -113,7 +118,11 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
         data = bytes(data)  # the scanners use .find; a memoryview has none
     compressed = data[:2] == GZIP_MAGIC
     text = gunzip(data, settings.max_decompressed_bytes, settings) if compressed else data
-    resolved = detect_format(bytes(text[:65536])) if fmt == "auto" else fmt
+    resolved = fmt if fmt != "auto" else "parquet" if columns.is_parquet(text) else \
+        detect_format(bytes(text[:65536]))
+    if resolved in BINARY_FORMATS:
+        src, dst, weights, extra = _BINARY[resolved](text, settings)
+        return ParsedGraph(src, dst, weights, extra, resolved, compressed)
     if resolved in ("cnp", "mtx", "metis"):
         _check_declared_size(text, resolved, settings, len(data))
     if resolved != "json":  # (JSON has its own estimate)
@@ -152,9 +161,10 @@ def detect_format(text_head: bytes) -> str:
     Returns
     -------
     str
-        ``mtx`` (``%%MatrixMarket`` banner), ``json`` (starts with ``{`` or ``[``), ``cnp`` (a
-        lone integer line followed by an ``i:`` line) or ``edgelist``. Never ``metis``, which
-        cannot be told from an edge list reliably.
+        ``npz`` (a zip archive), ``mtx`` (``%%MatrixMarket`` banner), ``json`` (starts with
+        ``{`` or ``[``), ``cnp`` (a lone integer line followed by an ``i:`` line) or
+        ``edgelist``. Never ``metis``, which cannot be told from an edge list reliably, nor
+        ``parquet``, told by both ends of the file (:func:`columns.is_parquet`).
     """
     head = bytes(text_head)
     if head[:2] == GZIP_MAGIC:
@@ -162,6 +172,8 @@ def detect_format(text_head: bytes) -> str:
             head = zlib.decompressobj(31).decompress(head, 65536)  # a prefix is enough
         except zlib.error:
             return "edgelist"  # parse_graph reports the corrupt stream
+    if columns.is_npz(head):
+        return "npz"
     head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if head[:14].lower() == b"%%matrixmarket":
         return "mtx"
@@ -455,5 +467,6 @@ def _json_ids(values: list, field: str) -> np.ndarray:
                             code="node_id_too_large") from None
 
 
+_BINARY = {"npz": columns.parse_npz, "parquet": columns.parse_parquet}
 _PARSERS = {"edgelist": _parse_edgelist, "metis": _parse_metis, "mtx": _parse_mtx,
             "cnp": _parse_cnp, "json": _parse_json}
