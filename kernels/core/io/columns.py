@@ -139,7 +139,7 @@ def _npy_header(member: io.BufferedIOBase, name: str) -> tuple[np.dtype, tuple[i
         if read is None:
             raise ValueError(f"format version {version} (1.0 and 2.0 are read)")
         shape, _, dtype = read(member)
-    except (ValueError, OSError, SyntaxError) as exc:
+    except (ValueError, OSError, SyntaxError, EOFError, zipfile.BadZipFile) as exc:
         raise InvalidInput(f"npz member '{name}' is not a .npy array: {exc}", field=name,
                            code="bad_npz") from None
     if dtype.hasobject:
