@@ -121,7 +121,7 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
     resolved = fmt if fmt != "auto" else "parquet" if columns.is_parquet(text) else \
         detect_format(bytes(text[:65536]))
     if resolved in BINARY_FORMATS:
-        src, dst, weights, extra = _BINARY[resolved](text, settings)
+        src, dst, weights, extra = _PARSERS[resolved](text, settings)
         return ParsedGraph(src, dst, weights, extra, resolved, compressed)
     if resolved in ("cnp", "mtx", "metis"):
         _check_declared_size(text, resolved, settings, len(data))
@@ -467,6 +467,6 @@ def _json_ids(values: list, field: str) -> np.ndarray:
                             code="node_id_too_large") from None
 
 
-_BINARY = {"npz": columns.parse_npz, "parquet": columns.parse_parquet}
 _PARSERS = {"edgelist": _parse_edgelist, "metis": _parse_metis, "mtx": _parse_mtx,
-            "cnp": _parse_cnp, "json": _parse_json}
+            "cnp": _parse_cnp, "json": _parse_json, "npz": columns.parse_npz,
+            "parquet": columns.parse_parquet}
