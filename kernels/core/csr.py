@@ -1,0 +1,168 @@
+"""The CSR of an undirected edge list, built in parallel: buckets of rows instead of one sort.
+
+``build_graph`` once sorted all ``m`` edges as 64-bit keys in one thread (about half of an
+upload's time). Here both arcs of every edge are counted into buckets of consecutive rows (each
+thread its own counts over its share of the edges), scattered into their bucket, and each
+bucket is sorted on its own, its repeats merged (the smallest weight kept) and copied to its
+place in the CSR: every pass runs on all cores, the sorts are short and stay in cache. The
+result is the one the global sort gave: rows ascending, no repeats, each edge in both rows.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+#: Buckets per thread: enough that one heavy bucket (the hubs of a power-law graph) does not
+#: leave the other threads idle for long.
+BUCKETS_PER_THREAD = 64
+_LOW = np.int64(0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _bucket_counts(u, v, shift, buckets, threads):
+    counts = np.zeros((threads, buckets), np.int64)
+    m = u.shape[0]
+    for p in prange(threads):
+        t = np.int64(p)  # (prange's index is unsigned: mixed with int64 it would be a float)
+        for e in range(m * t // threads, m * (t + 1) // threads):
+            counts[t, u[e] >> shift] += 1
+            counts[t, v[e] >> shift] += 1
+    return counts
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _scatter(u, v, w, offsets, shift, keys, key_w):
+    """Both arcs of every edge as ``row << 32 | column`` keys into their row bucket."""
+    weighted = w.shape[0] > 0
+    threads = offsets.shape[0]
+    m = u.shape[0]
+    for p in prange(threads):
+        t = np.int64(p)
+        fill = offsets[t].copy()
+        for e in range(m * t // threads, m * (t + 1) // threads):
+            a, b = np.int64(u[e]), np.int64(v[e])
+            for row, col in ((a, b), (b, a)):
+                slot = fill[row >> shift]
+                keys[slot] = (row << 32) | col
+                if weighted:
+                    key_w[slot] = w[e]
+                fill[row >> shift] = slot + 1
+
+
+@njit(cache=True, nogil=True)
+def _merge_bucket(keys, key_w, lo, hi, first_row, rows, degrees):
+    """One bucket: its arcs counting-sorted by row, each row's columns sorted, repeats merged
+    (the smallest weight kept); the distinct columns written back from ``keys[lo]`` on, row
+    after row (their weights likewise). Returns how many."""
+    weighted = key_w.shape[0] > 0
+    start = np.zeros(rows + 1, np.int64)
+    for k in range(lo, hi):
+        start[(keys[k] >> 32) - first_row + 1] += 1
+    for r in range(rows):
+        start[r + 1] += start[r]
+    fill = start[:-1].copy()
+    cols = np.empty(hi - lo, np.int64)
+    ws = np.empty(hi - lo if weighted else 0, np.float64)
+    for k in range(lo, hi):
+        r = (keys[k] >> 32) - first_row
+        cols[fill[r]] = keys[k] & _LOW
+        if weighted:
+            ws[fill[r]] = key_w[k]
+        fill[r] += 1
+    out = lo
+    for r in range(rows):
+        a, b = start[r], start[r + 1]
+        if b - a > 1:
+            if weighted:
+                order = np.argsort(cols[a:b])
+                cols[a:b] = cols[a:b][order]
+                ws[a:b] = ws[a:b][order]
+            else:
+                cols[a:b].sort()
+        row_start = out
+        for k in range(a, b):
+            if out == row_start or cols[k] != keys[out - 1]:
+                keys[out] = cols[k]
+                if weighted:
+                    key_w[out] = ws[k]
+                out += 1
+            elif weighted and ws[k] < key_w[out - 1]:
+                key_w[out - 1] = ws[k]
+        degrees[first_row + r] = out - row_start
+    return out - lo
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _merge_buckets(keys, key_w, starts, shift, threads, degrees, kept):
+    """Every bucket through :func:`_merge_bucket`; each thread takes every ``threads``-th
+    bucket, so that the buckets of hubs (the first ones, in a power-law graph) spread."""
+    n = degrees.shape[0]
+    buckets = starts.shape[0] - 1
+    for p in prange(threads):
+        for bucket in range(np.int64(p), buckets, threads):
+            first_row = bucket << shift
+            rows = min(n, first_row + (np.int64(1) << shift)) - first_row
+            kept[bucket] = _merge_bucket(keys, key_w, starts[bucket], starts[bucket + 1],
+                                         first_row, rows, degrees)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _gather(keys, key_w, starts, kept, indptr, shift, indices, arc_weights):
+    weighted = key_w.shape[0] > 0
+    n = indptr.shape[0] - 1
+    for p in prange(starts.shape[0] - 1):
+        bucket = np.int64(p)
+        at = indptr[min(bucket << shift, n)]
+        lo = starts[bucket]
+        for k in range(kept[bucket]):
+            indices[at + k] = keys[lo + k] & _LOW
+            if weighted:
+                arc_weights[at + k] = key_w[lo + k]
+
+
+def undirected_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, n: int,
+                   index_dtype: np.dtype, offset_dtype: np.dtype
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, indices, arc_weights)`` of the distinct edges among ``u[i] -- v[i]``.
+
+    Parameters
+    ----------
+    u, v : ndarray of int64
+        Internal ids ``0..n-1`` (``n < 2**31``) of each edge's ends, ``u[i] != v[i]``; an
+        edge may repeat, in either direction.
+    weights : ndarray of float64
+        One per edge (repeats keep the smallest), or empty for an unweighted graph.
+    n : int
+        Node count.
+    index_dtype, offset_dtype : numpy.dtype
+        Dtypes of ``indices`` and ``indptr``.
+
+    Returns
+    -------
+    tuple of ndarray
+        Rows ascending, each distinct edge in both of its rows; ``arc_weights`` empty when
+        unweighted.
+    """
+    threads = numba.get_num_threads()
+    shift = max(0, int(np.ceil(np.log2(max(n, 1) / (BUCKETS_PER_THREAD * threads)))))
+    buckets = ((max(n, 1) - 1) >> shift) + 1
+    counts = _bucket_counts(u, v, shift, buckets, threads)
+    # Bucket-major order: thread t's arcs of bucket b follow those of threads before it.
+    offsets = np.zeros(threads * buckets, np.int64)
+    np.cumsum(counts.T.ravel()[:-1], out=offsets[1:])
+    offsets = np.ascontiguousarray(offsets.reshape(buckets, threads).T)
+    starts = np.append(offsets[0], 2 * u.shape[0])
+    keys = np.empty(2 * u.shape[0], np.int64)
+    key_w = np.empty(keys.shape[0] if weights.shape[0] else 0, np.float64)
+    _scatter(u, v, weights, offsets, shift, keys, key_w)
+    degrees = np.zeros(n, np.int64)
+    kept = np.zeros(buckets, np.int64)
+    _merge_buckets(keys, key_w, starts, shift, threads, degrees, kept)
+    indptr = np.zeros(n + 1, offset_dtype)
+    np.cumsum(degrees, out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), index_dtype)
+    arc_weights = np.empty(indices.shape[0] if weights.shape[0] else 0, np.float64)
+    _gather(keys, key_w, starts, kept, indptr, shift, indices, arc_weights)
+    return indptr, indices, arc_weights
