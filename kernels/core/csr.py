@@ -122,6 +122,62 @@ def _gather(keys, key_w, starts, kept, indptr, shift, indices, arc_weights):
                 arc_weights[at + k] = key_w[lo + k]
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def _mark(present, ids, threads):
+    m = ids.shape[0]
+    for p in prange(threads):
+        t = np.int64(p)
+        for e in range(m * t // threads, m * (t + 1) // threads):
+            present[ids[e]] = 1  # threads may write the same byte: the same value
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _ranks(present, threads):
+    """Each id's rank among the present ones, and the present ids in order (two passes over
+    chunks: counts, then ranks from each chunk's offset)."""
+    top = present.shape[0]
+    counts = np.zeros(threads + 1, np.int64)
+    for p in prange(threads):
+        t = np.int64(p)
+        c = 0
+        for i in range(top * t // threads, top * (t + 1) // threads):
+            c += present[i]
+        counts[t + 1] = c
+    for t in range(threads):
+        counts[t + 1] += counts[t]
+    rank = np.empty(top, np.int64)
+    ids = np.empty(counts[threads], np.int64)
+    for p in prange(threads):
+        t = np.int64(p)
+        r = counts[t]
+        for i in range(top * t // threads, top * (t + 1) // threads):
+            rank[i] = r
+            if present[i]:
+                ids[r] = i
+                r += 1
+    return ids, rank
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _take(rank, ids):
+    out = np.empty(ids.shape[0], np.int64)
+    for e in prange(ids.shape[0]):
+        out[e] = rank[ids[e]]
+    return out
+
+
+def dense_relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray, top: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct ids among ``lo``, ``hi`` and ``extra`` (non-negative int64, at most
+    ``top``), and ``lo``, ``hi`` as their ranks: a table of ``top + 1`` bytes, in parallel."""
+    threads = numba.get_num_threads()
+    present = np.zeros(top + 1, np.uint8)
+    for ids in (lo, hi, extra):
+        _mark(present, ids, threads)
+    node_ids, rank = _ranks(present, threads)
+    return node_ids, _take(rank, lo), _take(rank, hi)
+
+
 def undirected_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, n: int,
                    index_dtype: np.dtype, offset_dtype: np.dtype
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

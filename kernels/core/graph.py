@@ -297,11 +297,6 @@ def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
     """
     top = max((int(a.max()) for a in (lo, hi, extra) if a.size), default=-1)
     if top < _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20):
-        present = np.zeros(top + 1, dtype=bool)
-        for ids in (lo, hi, extra):
-            present[ids] = True
-        node_ids = np.flatnonzero(present).astype(ID_DTYPE)
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return node_ids, rank[lo], rank[hi]
+        return csr.dense_relabel(lo, hi, extra, top)
     node_ids = np.unique(np.concatenate([lo, hi, extra]))
     return node_ids, np.searchsorted(node_ids, lo), np.searchsorted(node_ids, hi)

@@ -113,7 +113,7 @@ def _columns(arrays: dict[str, np.ndarray], settings: Settings) -> _Edges:
     out: dict[str, np.ndarray] = {}
     for name, array in arrays.items():
         if name == "weight":
-            weight = np.asarray(array, np.float64)
+            weight = np.require(array, np.float64, ["A", "W"])
             if not np.isfinite(weight).all():
                 raise InvalidInput("'weight' holds NaN or infinite values; weights must be "
                                    "finite numbers", field=name, code="bad_weight")
@@ -125,7 +125,9 @@ def _columns(arrays: dict[str, np.ndarray], settings: Settings) -> _Edges:
         if array.size and int(array.max()) > settings.max_node_id:
             raise LimitExceeded(f"'{name}' holds node id {int(array.max())}, over the limit "
                                 f"{settings.max_node_id}", field=name, code="node_id_too_large")
-        out[name] = np.asarray(array, np.int64)
+        # Writeable (a view of a bytes body is not): the compiled graph build takes the
+        # writeable array types that the worker warm-up compiled, nothing new at run time.
+        out[name] = np.require(array, np.int64, ["A", "W"])
     return out["src"], out["dst"], out.get("weight"), out.get("nodes")
 
 
