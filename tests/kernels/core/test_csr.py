@@ -24,7 +24,7 @@ def oracle(src: list[int], dst: list[int], weights: list[float] | None
     return rows
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("threads", [1, 2, 3, 16])
 @pytest.mark.parametrize("seed", range(12))
 def test_build_graph_rows_match_the_oracle(seed: int, threads: int) -> None:
     rng = np.random.default_rng(seed)
