@@ -119,12 +119,12 @@ def upload_seconds(bodies: list[bytes], fmt: str, settings: Settings, store: Gra
 
 def binary_bodies(src: np.ndarray, dst: np.ndarray, repeat: int
                   ) -> tuple[list[bytes], list[bytes] | None]:
-    """``repeat`` npz bodies (and Parquet ones, with pyarrow) of the edges, shifted by one id
-    each time."""
+    """``repeat + 1`` npz bodies (and Parquet ones, with pyarrow) of the edges, each shifted
+    by other ids (no body's graph is stored before it is uploaded)."""
     npz, parquet = [], []
     for k in range(repeat + 1):
         buffer = io.BytesIO()
-        np.savez(buffer, src=src + k, dst=dst + k)
+        np.savez(buffer, src=src + 10 + k, dst=dst + 10 + k)  # graphs the text rows did not store
         npz.append(buffer.getvalue())
         try:
             import pyarrow as pa
@@ -133,7 +133,7 @@ def binary_bodies(src: np.ndarray, dst: np.ndarray, repeat: int
             parquet = None
             continue
         buffer = io.BytesIO()
-        pq.write_table(pa.table({"src": src + k, "dst": dst + k}), buffer)
+        pq.write_table(pa.table({"src": src + 20 + k, "dst": dst + 20 + k}), buffer)
         parquet.append(buffer.getvalue())
     return npz, parquet
 
