@@ -58,6 +58,7 @@ FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json", "
 BINARY_FORMATS = ("npz", "parquet")
 
 _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth a thread
+MAX_PARSE_THREADS = 8  # threads scanning one edge list
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
 
@@ -227,7 +228,8 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     # Threads scan whole-line chunks into one output: chunk k writes from the number of line
     # breaks before it, so chunks never collide (every line of a chunk but the last ends with a
     # break); the gaps that comment and blank lines leave are closed afterwards.
-    threads = max(1, min(len(os.sched_getaffinity(0)), 8, (arr.size - pos) // _MIN_CHUNK))
+    threads = max(1, min(len(os.sched_getaffinity(0)), MAX_PARSE_THREADS,
+                         (arr.size - pos) // _MIN_CHUNK))
     bounds = [pos]
     for k in range(1, threads):
         nl = text.find(b"\n", pos + (arr.size - pos) * k // threads)
@@ -236,21 +238,18 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
         bounds.append(max(bounds[-1], nl + 1))
     bounds.append(arr.size)
     spans = list(zip(bounds[:-1], bounds[1:], strict=True))
-    offs = np.cumsum([0] + [ts.count_newlines(arr, lo, hi) for lo, hi in spans])
-    cap = int(offs[-1]) + 1
-    src, dst = np.empty(cap, np.int64), np.empty(cap, np.int64)
-    w = np.empty(cap, np.float64) if ncols == 3 else _EMPTY_F
+    with ThreadPoolExecutor(len(spans)) as pool:  # the counts too: a pass over the text
+        offs = np.cumsum([0, *pool.map(lambda span: ts.count_newlines(arr, *span), spans)])
+        cap = int(offs[-1]) + 1
+        src, dst = np.empty(cap, np.int64), np.empty(cap, np.int64)
+        w = np.empty(cap, np.float64) if ncols == 3 else _EMPTY_F
 
-    def work(k: int) -> tuple[int, int, int, int, int]:
-        a, b = int(offs[k]), int(offs[k + 1]) + (k == len(spans) - 1)
-        return ts.scan_edges(arr, *spans[k], 0, ncols, max_id, src[a:b], dst[a:b],
-                             w[a:b] if ncols == 3 else w)
+        def work(k: int) -> tuple[int, int, int, int, int]:
+            a, b = int(offs[k]), int(offs[k + 1]) + (k == len(spans) - 1)
+            return ts.scan_edges(arr, *spans[k], 0, ncols, max_id, src[a:b], dst[a:b],
+                                 w[a:b] if ncols == 3 else w)
 
-    if len(spans) == 1:
-        results = [work(0)]
-    else:
-        with ThreadPoolExecutor(len(spans)) as pool:
-            results = list(pool.map(work, range(len(spans))))
+        results = list(pool.map(work, range(len(spans))))
     rows = 0
     for k, (err, got, rel, tpos, _) in enumerate(results):
         if err:
