@@ -126,7 +126,8 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
         return ParsedGraph(src, dst, weights, extra, resolved, compressed)
     if resolved in ("cnp", "mtx", "metis"):
         _check_declared_size(text, resolved, settings, len(data))
-    if resolved != "json":  # (JSON has its own estimate)
+    if resolved not in ("json", "edgelist"):  # (those check their own, JSON's from its size,
+        # an edge list's from the lines its threads count; a gzip'd one's while inflating too)
         check_budget(settings, "the upload", len(text) + (len(data) if compressed else 0),
                      rows=_rows_estimate(text, resolved))
     if text[:3] == b"\xef\xbb\xbf":
@@ -220,6 +221,8 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     err, ncols, line, pos, _ = ts.scan_edges(arr, 0, arr.size, 1, 0, max_id,
                                             _EMPTY_I, _EMPTY_I, _EMPTY_F)
     if err == ts.E_TOKEN and ts.token_at(text, pos):  # a label in the first data line
+        check_budget(settings, "the upload", len(text),
+                     rows=ts.count_newlines(arr, 0, arr.size) + 1)
         return labelscan.parse_edgelist(text, settings)
     if err:
         raise _edge_error(text, err, line, pos, 0, max_id)
@@ -241,6 +244,7 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     with ThreadPoolExecutor(len(spans)) as pool:  # the counts too: a pass over the text
         offs = np.cumsum([0, *pool.map(lambda span: ts.count_newlines(arr, *span), spans)])
         cap = int(offs[-1]) + 1
+        check_budget(settings, "the upload", len(text), rows=cap)  # before a row is taken
         src, dst = np.empty(cap, np.int64), np.empty(cap, np.int64)
         w = np.empty(cap, np.float64) if ncols == 3 else _EMPTY_F
 
