@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytest
 
@@ -26,19 +25,17 @@ def oracle(src: list[int], dst: list[int], weights: list[float] | None
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 16])
 @pytest.mark.parametrize("seed", range(12))
-def test_build_graph_rows_match_the_oracle(seed: int, threads: int) -> None:
+def test_build_graph_rows_match_the_oracle(seed: int, threads: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 4000))
     top = int(rng.integers(2, 3000)) * (10**9 if seed % 4 == 3 else 1)  # sparse ids: sort path
     src, dst = rng.integers(0, top, m), rng.integers(0, top, m)
     src[: m // 3] = rng.integers(0, 4, m // 3)  # hubs: low ids in many edges, repeats
     weights = rng.integers(0, 7, m).astype(float) if seed % 2 else None
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
-        graph, report = build_graph(src, dst, weights)
-    finally:
-        numba.set_num_threads(before)
+    monkeypatch.setattr(csr, "THREADS", threads)
+    monkeypatch.setattr(csr, "_MIN_SHARE", 1)  # small graphs shared out too
+    graph, report = build_graph(src, dst, weights)
     expected = oracle(src.tolist(), dst.tolist(), None if weights is None else weights.tolist())
     ids = graph.node_ids.tolist()
     assert ids == sorted(set(src.tolist()) | set(dst.tolist()))
