@@ -1,9 +1,13 @@
-"""Edge tables the service's parser does not take, read on the client for ``graphgpu upload``.
+"""Edge tables on the client: the binary upload body of edge arrays, and the files the
+service's parser does not take.
 
-The service parses edge lists itself (``u v [w]``, any of space, tab or one comma between
-fields; nodes named by integers, or by labels such as ``alice bob``, which it keeps). A CSV/TSV
-with a header row (``source,target,weight``) or weights picked by column name are read here
-instead: integer nodes are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`),
+Edges held as arrays (NumPy, pandas, a NetworkX graph with integer nodes) go up as an
+uncompressed ``.npz`` of ``src``, ``dst`` and optionally ``weight`` and ``nodes``
+(:func:`edge_columns`, :func:`npz_body`; the service's ``format=npz``): no text is written or
+parsed. The service parses edge lists itself (``u v [w]``, any of space, tab or one comma
+between fields; nodes named by integers, or by labels such as ``alice bob``, which it keeps). A
+CSV/TSV with a header row (``source,target,weight``) or weights picked by column name are read
+here instead: integer nodes are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`),
 labelled ones as JSON edges (:func:`labelled_json`), so the service keeps the labels.
 """
 
@@ -11,18 +15,26 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
+import itertools
 import json
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
+
+from graphgpu.client.edgetext import id_column
 
 #: Column names taken as a header row when they appear in the first line.
 HEADER_WORDS = frozenset({"source", "target", "src", "dst", "from", "to", "u", "v", "weight",
                           "w", "node1", "node2", "node", "head", "tail", "cost", "length"})
 #: Bytes looked at to decide whether the client must read the file itself.
 HEAD_BYTES = 1 << 16
+#: JSON bodies above this size are gzip'd before upload; below it compression is not worth it.
+GZIP_ABOVE = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -183,3 +195,110 @@ def labelled_json(table: EdgeTable) -> bytes:
     if table.weights is not None:
         rows = [[u, v, w] for (u, v), w in zip(rows, table.weights.tolist(), strict=True)]
     return json.dumps({"edges": rows}, separators=(",", ":")).encode()
+
+
+def edge_columns(src: Any, dst: Any, weights: Any = None,
+                 nodes: Any = None) -> dict[str, np.ndarray]:
+    """The arrays of a binary edge upload, checked as the service checks them.
+
+    Parameters
+    ----------
+    src, dst : array_like of int
+        Endpoints of each edge: non-negative integer node ids, same length (their dtype is
+        kept: narrow ids make a smaller body).
+    weights : array_like of float, optional
+        Finite edge weights, one per edge.
+    nodes : array_like of int, optional
+        Ids of nodes that exist even without edges.
+
+    Raises
+    ------
+    ValueError
+        Arrays of other shapes, non-integer or negative ids, non-finite weights.
+    """
+    columns = {"src": id_column(src, "src"), "dst": id_column(dst, "dst")}
+    if columns["src"].shape != columns["dst"].shape:
+        raise ValueError(f"src and dst differ in length: {columns['src'].size} != "
+                         f"{columns['dst'].size}")
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != columns["src"].shape or not np.isfinite(w).all():
+            raise ValueError("weights must be finite numbers, one per edge")
+        columns["weight"] = w
+    if nodes is not None:
+        columns["nodes"] = id_column(nodes, "nodes")
+    return columns
+
+
+def npz_body(columns: dict[str, np.ndarray]) -> bytes:
+    """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **columns)
+    return buffer.getvalue()
+
+
+def networkx_columns(G: Any) -> dict[str, np.ndarray] | None:  # noqa: N803
+    """The columns of a NetworkX graph whose nodes are all non-negative integers (every node in
+    ``nodes``; ``weight`` when every edge has a number there), or None for any other graph.
+
+    Raises
+    ------
+    ValueError
+        An edge weight that is not a number.
+    """
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0
+               for v in G.nodes):
+        return None
+    try:
+        nodes = np.fromiter(G.nodes, np.int64, count=G.number_of_nodes())
+        ends = np.fromiter(itertools.chain.from_iterable(G.edges()), np.int64,
+                           count=2 * G.number_of_edges())
+    except OverflowError:
+        return None  # ids past 64 bits: the JSON upload lets the service say so
+    weights = [w for _, _, w in G.edges(data="weight")]
+    columns = {"src": ends[0::2], "dst": ends[1::2], "nodes": nodes}
+    if weights and all(w is not None for w in weights):
+        columns["weight"] = np.fromiter(map(_weight, weights), np.float64, count=len(weights))
+    return columns
+
+
+def networkx_json(G: Any) -> tuple[bytes, tuple[Any, ...] | None]:  # noqa: N803
+    """The JSON upload body of a NetworkX graph whose nodes are not all integer ids (gzip'd
+    when large), and the node order the body numbers them by (None when the service keeps the
+    nodes as labels: strings and finite numbers).
+
+    Raises
+    ------
+    ValueError
+        An edge weight that is not a number.
+    """
+    nodes = list(G.nodes)
+    labels = None if all(_is_label(v) for v in nodes) else tuple(nodes)
+    index = {v: i for i, v in enumerate(nodes)} if labels is not None else None
+    node = _plain if index is None else index.__getitem__
+    edges = list(G.edges(data="weight"))
+    weighted = bool(edges) and all(w is not None for _, _, w in edges)
+    rows = [[node(u), node(v), _weight(w)] if weighted else [node(u), node(v)]
+            for u, v, w in edges]
+    body = json.dumps({"edges": rows, "nodes": [node(v) for v in nodes]},
+                      separators=(",", ":")).encode()
+    return (gzip.compress(body, compresslevel=1) if len(body) > GZIP_ABOVE else body), labels
+
+
+def _is_label(value: Any) -> bool:
+    """Whether the service keeps ``value`` as a node label: a string or a finite number."""
+    return isinstance(value, str) or (isinstance(value, numbers.Real) and not isinstance(
+        value, bool) and math.isfinite(value))
+
+
+def _plain(value: Any) -> Any:
+    """A node label as JSON writes it (NumPy integers and floats as Python numbers)."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value) if isinstance(value, numbers.Real) else value
+
+
+def _weight(value: Any) -> float:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError(f"edge weight {value!r} is not a number")

@@ -10,14 +10,9 @@ It speaks HTTP only (httpx), so it runs anywhere the service is reachable::
 
 from __future__ import annotations
 
-import gzip
 import io
-import json
-import math
-import numbers
 import os
 import time
-import zlib
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +21,7 @@ from typing import IO, Any
 import httpx
 import numpy as np
 
-from graphgpu.client import edgetext
+from graphgpu.client import edgetable
 from graphgpu.client.errors import (
     NotFoundError,
     ValidationError,
@@ -39,8 +34,6 @@ from graphgpu.client.models import Graph, Job, Result
 __all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
-#: JSON bodies above this size are gzip'd before upload; below it compression is not worth it.
-_GZIP_ABOVE = 64 * 1024
 #: GETs answered 429 are retried this many times, when the service asks to wait at most this long.
 _RATE_LIMIT_RETRIES = 3
 _RATE_LIMIT_MAX_WAIT = 10.0
@@ -145,13 +138,14 @@ class Client:
         ----------
         G : networkx.Graph
             Nodes may be any hashable labels. When every node is a non-negative integer, the
-            integers are the node ids. Strings and numbers are sent as they are: the service
-            keeps them (``labelled``), takes them as node parameters (``source="alice"``) and
-            names nodes by them in every result, for any client (``Client().job(id)``). Other
-            labels (tuples...) are numbered in ``G.nodes`` order and the returned graph's
-            ``labels`` keeps the mapping: pass that :class:`Graph` (not its id) to
-            :meth:`run`. Edges are weighted by their ``weight`` attribute when every edge has
-            one. Directed graphs are symmetrised unless ``directed``.
+            integers are the node ids and the edges go up as binary columns (``format=npz``).
+            Strings and numbers are sent as they are (JSON): the service keeps them
+            (``labelled``), takes them as node parameters (``source="alice"``) and names nodes
+            by them in every result, for any client (``Client().job(id)``). Other labels
+            (tuples...) are numbered in ``G.nodes`` order and the returned graph's ``labels``
+            keeps the mapping: pass that :class:`Graph` (not its id) to :meth:`run`. Edges are
+            weighted by their ``weight`` attribute when every edge has one. Directed graphs are
+            symmetrised unless ``directed``.
         name : str, optional
             A label for the graph.
         directed : bool
@@ -162,25 +156,19 @@ class Client:
         ValueError
             A weight is not a number.
         """
-        nodes = list(G.nodes)
-        kept = all(_is_node_id(v) for v in nodes) or all(_is_label(v) for v in nodes)
-        labels = None if kept else tuple(nodes)
-        index = {v: i for i, v in enumerate(nodes)} if labels is not None else None
-        node = _plain if index is None else index.__getitem__
-        edges = list(G.edges(data="weight"))
-        weighted = bool(edges) and all(w is not None for _, _, w in edges)
-        rows = [[node(u), node(v), _weight(w)] if weighted else [node(u), node(v)]
-                for u, v, w in edges]
-        body = json.dumps({"edges": rows, "nodes": [node(v) for v in nodes]},
-                          separators=(",", ":")).encode()
-        if len(body) > _GZIP_ABOVE:
-            body = gzip.compress(body, compresslevel=1)
+        columns = edgetable.networkx_columns(G)
+        if columns is not None:
+            return self.upload(edgetable.npz_body(columns), format="npz", name=name,
+                               directed=directed)
+        body, labels = edgetable.networkx_json(G)
         graph = self.upload(body, format="json", name=name, directed=directed)
         return graph if labels is None else replace(graph, labels=labels)
 
     def upload_edges(self, src: Any, dst: Any, weights: Any = None,
-                     name: str | None = None, directed: bool = False) -> Graph:
-        """Upload an edge list given as arrays, sent as a gzip'd text edge list.
+                     name: str | None = None, directed: bool = False,
+                     nodes: Any = None) -> Graph:
+        """Upload an edge list given as arrays (NumPy or any array-like), sent as binary
+        columns (``format=npz``: no text written or parsed).
 
         Parameters
         ----------
@@ -192,24 +180,50 @@ class Client:
             A label for the graph.
         directed : bool
             Keep edge directions: ``src[i] -> dst[i]`` is an arc.
+        nodes : array_like of int, optional
+            Ids of nodes that exist even without edges (isolated nodes).
 
         Raises
         ------
         ValueError
             Arrays of other shapes, non-integer or negative ids, non-finite weights.
         """
-        columns = [edgetext.id_column(src, "src"), edgetext.id_column(dst, "dst")]
-        if columns[0].shape != columns[1].shape:
-            raise ValueError(f"src and dst differ in length: {columns[0].size} != "
-                             f"{columns[1].size}")
-        if weights is not None:
-            w = np.asarray(weights, dtype=np.float64)
-            if w.shape != columns[0].shape or not np.isfinite(w).all():
-                raise ValueError("weights must be finite numbers, one per edge")
-            columns.append(w)
-        gz = zlib.compressobj(1, zlib.DEFLATED, 31)  # wbits 31: gzip framing, fast level
-        parts = [gz.compress(chunk) for chunk in edgetext.edge_text(columns)]
-        return self.upload(b"".join([*parts, gz.flush()]), format="edgelist", name=name,
+        body = edgetable.npz_body(edgetable.edge_columns(src, dst, weights, nodes))
+        return self.upload(body, format="npz", name=name, directed=directed)
+
+    def upload_pandas(self, frame: Any, source: str = "source", target: str = "target",
+                      weight: str | None = None, name: str | None = None,
+                      directed: bool = False) -> Graph:
+        """Upload the edges of a DataFrame (pandas, or anything whose columns ``to_numpy``).
+
+        Integer id columns go up as binary columns (:meth:`upload_edges`); other node columns
+        (strings...) as JSON edges of labels, which the service keeps (``labelled``).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            One row per edge.
+        source, target : str
+            The columns of the edge ends.
+        weight : str, optional
+            The column of the edge weights (finite numbers); none: unweighted.
+        name : str, optional
+            A label for the graph.
+        directed : bool
+            Keep edge directions: ``source -> target`` is an arc.
+
+        Raises
+        ------
+        ValueError
+            Negative integer ids, non-finite weights.
+        """
+        u, v = frame[source].to_numpy(), frame[target].to_numpy()
+        w = None if weight is None else frame[weight].to_numpy()
+        if u.dtype.kind in "iu" and v.dtype.kind in "iu":
+            return self.upload_edges(u, v, w, name=name, directed=directed)
+        weights = None if w is None else np.asarray(w, np.float64)
+        table = edgetable.EdgeTable(None, None, weights, np.column_stack([u, v]).astype(object))
+        return self.upload(edgetable.labelled_json(table), format="json", name=name,
                            directed=directed)
 
     def graphs(self) -> list[Graph]:
@@ -469,26 +483,3 @@ class Client:
                         out.write(chunk)
         except httpx.TransportError as exc:
             raise unreachable(self.base_url, exc) from exc
-
-
-def _is_node_id(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
-
-
-def _is_label(value: Any) -> bool:
-    """Whether the service keeps ``value`` as a node label: a string or a finite number."""
-    return isinstance(value, str) or (isinstance(value, numbers.Real) and not isinstance(
-        value, bool) and math.isfinite(value))
-
-
-def _plain(value: Any) -> Any:
-    """A node label as JSON writes it (NumPy integers and floats as Python numbers)."""
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    return float(value) if isinstance(value, numbers.Real) else value
-
-
-def _weight(value: Any) -> float:
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    raise ValueError(f"edge weight {value!r} is not a number")

@@ -71,6 +71,8 @@ def give_back_memory() -> None:
 RAW_TYPES = frozenset({
     "", "application/octet-stream", "application/gzip", "application/x-gzip", "application/json",
     "text/plain", "text/csv", "text/tab-separated-values", "application/x-www-form-urlencoded",
+    "application/zip", "application/x-npz", "application/vnd.apache.parquet",
+    "application/x-parquet",
 })
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
+from graphgpu.kernels.core import csr
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
 from graphgpu.kernels.core.settings import Settings, get_settings
 
@@ -226,18 +226,24 @@ def build_graph(
     loops = src == dst
     self_loops = int(loops.sum())
     keep = ~loops
-    if directed:  # "lo -> hi" is the arc itself; the names follow the undirected case
-        lo, hi = src[keep], dst[keep]
-    else:
-        lo = np.minimum(src[keep], dst[keep])
-        hi = np.maximum(src[keep], dst[keep])
-    w = None if weights is None else weights[keep]
+    # Each edge as given ("lo -> hi" is the arc of a directed graph; an undirected CSR takes
+    # both ends' rows, so no min/max is needed), without copies when there are no self-loops.
+    lo, hi = (src[keep], dst[keep]) if self_loops else (src, dst)
+    w = None if weights is None else weights[keep] if self_loops else weights
 
     node_ids, lo_i, hi_i = _relabel(lo, hi, np.concatenate([extra, src[loops]]))
     n = int(node_ids.shape[0])
     if n > settings.max_nodes:
         raise LimitExceeded(f"{n} nodes exceed the limit {settings.max_nodes}",
                             code="too_many_nodes")
+    if not directed:
+        indptr, indices, arc_weights = csr.undirected_csr(
+            lo_i, hi_i, np.zeros(0) if w is None else w, n, INDEX_DTYPE, OFFSET_DTYPE)
+        _check_edges(int(indices.shape[0]) // 2, settings)
+        graph = Graph(indptr=indptr, indices=indices, node_ids=node_ids,
+                      weights=None if w is None else arc_weights)
+        return graph, NormalizationReport(edges_read, self_loops,
+                                          int(lo.shape[0]) - int(indices.shape[0]) // 2)
 
     key = lo_i * n + hi_i
     if w is None:
@@ -249,25 +255,16 @@ def build_graph(
     first[1:] = key[1:] != key[:-1]
     unique_key = key[first]
     m = int(unique_key.shape[0])
+    _check_edges(m, settings)
+    u, v = np.divmod(unique_key, max(n, 1))
+    graph = _directed_csr(u, v, None if w is None else w[first], node_ids)
+    return graph, NormalizationReport(edges_read, self_loops, int(lo.shape[0]) - m)
+
+
+def _check_edges(m: int, settings: Settings) -> None:
     if m > settings.max_edges:
         raise LimitExceeded(f"{m} edges exceed the limit {settings.max_edges}",
                             code="too_many_edges")
-    duplicates = int(lo.shape[0]) - m
-    u, v = np.divmod(unique_key, max(n, 1))
-    edge_weights = np.zeros(0) if w is None else w[first]
-    if directed:
-        graph = _directed_csr(u, v, None if w is None else edge_weights, node_ids)
-        return graph, NormalizationReport(edges_read, self_loops, duplicates)
-    indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
-    np.cumsum(np.bincount(u, minlength=n) + np.bincount(v, minlength=n), out=indptr[1:])
-    indices = np.empty(2 * m, dtype=INDEX_DTYPE)
-    arc_weights = np.empty(0 if w is None else 2 * m)
-    _fill_csr(u, v, edge_weights, indptr, np.bincount(v, minlength=n), indices, arc_weights)
-    arc_weights = None if w is None else arc_weights
-
-    graph = Graph(indptr=indptr, indices=indices, node_ids=node_ids, weights=arc_weights)
-    report = NormalizationReport(edges_read, self_loops, duplicates)
-    return graph, report
 
 
 def _directed_csr(u: np.ndarray, v: np.ndarray, w: np.ndarray | None, node_ids: np.ndarray
@@ -300,40 +297,6 @@ def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
     """
     top = max((int(a.max()) for a in (lo, hi, extra) if a.size), default=-1)
     if top < _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20):
-        present = np.zeros(top + 1, dtype=bool)
-        for ids in (lo, hi, extra):
-            present[ids] = True
-        node_ids = np.flatnonzero(present).astype(ID_DTYPE)
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return node_ids, rank[lo], rank[hi]
+        return csr.dense_relabel(lo, hi, extra, top)
     node_ids = np.unique(np.concatenate([lo, hi, extra]))
     return node_ids, np.searchsorted(node_ids, lo), np.searchsorted(node_ids, hi)
-
-
-@numba.njit(cache=True, nogil=True)
-def _fill_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, indptr: np.ndarray,
-              lower_counts: np.ndarray, indices: np.ndarray, arc_weights: np.ndarray) -> None:
-    """Counting-sort the edges ``u < v`` (sorted by (u, v)) into CSR rows, O(m).
-
-    Row r holds its smaller neighbours (edges where v == r, met in increasing u) followed by its
-    larger ones (edges where u == r, met in increasing v), so every row comes out sorted.
-    Empty ``weights`` means an unweighted graph (no weight is written).
-    """
-    weighted = weights.shape[0] > 0
-    n = indptr.shape[0] - 1
-    next_lower = indptr[:-1].copy()
-    next_upper = np.empty(n, dtype=np.int64)
-    for r in range(n):
-        next_upper[r] = indptr[r] + lower_counts[r]
-    for e in range(u.shape[0]):
-        a, b = u[e], v[e]
-        slot = next_lower[b]
-        indices[slot] = a
-        if weighted:
-            arc_weights[slot] = weights[e]
-        next_lower[b] = slot + 1
-        slot = next_upper[a]
-        indices[slot] = b
-        if weighted:
-            arc_weights[slot] = weights[e]
-        next_upper[a] = slot + 1

@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 from graphgpu.kernels.core.errors import KernelError
 from graphgpu.kernels.core.graph import Graph, build_graph, content_id
 from graphgpu.kernels.core.io.budget import check_stored_bytes
+from graphgpu.kernels.core.io.columns import FormatUnavailable
 from graphgpu.kernels.core.io.formats import FORMATS, parse_graph
 from graphgpu.kernels.core.io.npz import edges_npz
 from graphgpu.kernels.core.registry import Generator, get_generator
@@ -39,8 +40,18 @@ Formats: `edgelist` (SNAP style: whitespace/comma/tab separated `u v [w]`, `#`/`
 nodes named by labels such as `alice bob` when the first data line names one so),
 `metis`, `mtx` (Matrix Market coordinate), `cnp` (`n`, then `i: j k ...`), `json`
 (`{"edges": [[u, v], ...]}`; nodes may be strings or numbers), or `auto` (detected; never picks
-METIS). Any of them may be gzip'd. A graph named by labels (`labelled: true`) takes labels as
-node parameters and answers with them; `GET /v1/graphs/{id}/labels` lists them by node id.
+METIS). Any of them may be gzip'd.
+
+Binary edges, no text parsed: `npz` (NumPy `.npz` of 1-D arrays `src`, `dst`: integer node
+ids, one per edge; optional `weight`: numbers, one per edge; optional `nodes`: ids of nodes
+without edges; what `GET /v1/graphs/{id}/edges` serves) and `parquet` (columns `src`, `dst`,
+optional `weight`; no nulls; needs pyarrow on the service, else 415 `parquet_unavailable`). Both
+are detected by `auto`. A missing or unexpected column is 400 `bad_columns`, a wrong type
+`bad_dtype`, columns of different lengths `bad_length`, a negative id `bad_node_id`, a
+non-finite weight `bad_weight`, each with `field` naming the column.
+
+A graph named by labels (`labelled: true`) takes labels as node parameters and answers with
+them; `GET /v1/graphs/{id}/labels` lists them by node id.
 
 The graph is normalised to an undirected simple graph (symmetrised, self-loops dropped, duplicate
 edges merged; the response counts each), or with `directed=true` to a directed one (arcs keep
@@ -60,6 +71,12 @@ _UPLOAD_BODY: dict[str, Any] = {"requestBody": {"required": True, "content": {
         "schema": {"type": "string", "format": "binary"},
         "example": "# u v [weight]\n0 1\n1 2\n2 0\n",
     },
+    "application/x-npz": {"schema": {
+        "type": "string", "format": "binary",
+        "description": "format=npz (or auto): a NumPy .npz of src, dst [, weight, nodes]"}},
+    "application/vnd.apache.parquet": {"schema": {
+        "type": "string", "format": "binary",
+        "description": "format=parquet (or auto): columns src, dst [, weight]"}},
     "multipart/form-data": {"schema": {
         "type": "object", "required": ["file"],
         "properties": {"file": {"type": "string", "format": "binary"},
@@ -74,7 +91,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 #: Formats whose files can say which way an edge goes (MTX only when its symmetry is general).
-DIRECTED_FORMATS = ("edgelist", "mtx", "json")
+DIRECTED_FORMATS = ("edgelist", "mtx", "json", "npz", "parquet")
 
 
 def _mtx_symmetric(data: bytes) -> bool:
@@ -141,8 +158,8 @@ async def upload_graph(
     format: Annotated[str, Query(description=f"One of {', '.join(FORMATS)}.")] = "auto",
     name: Annotated[str | None, Query(max_length=200)] = None,
     directed: Annotated[bool, Query(description=(
-        "Keep edge directions (edgelist, json, mtx general: `u v` is the arc u -> v); the "
-        "graph then has an in- and an out-CSR. Symmetric MTX, METIS and CNP stay "
+        "Keep edge directions (edgelist, json, npz, parquet, mtx general: `u v` is the arc "
+        "u -> v); the graph then has an in- and an out-CSR. Symmetric MTX, METIS and CNP stay "
         "undirected."))] = False,
 ) -> dict[str, Any]:
     st = state(request)
@@ -162,6 +179,8 @@ async def upload_graph(
         async with parse_slot(upload.data):
             meta, created = await run_in_threadpool(_parse_and_store, upload.data, fmt, name,
                                                     st, tenant, directed)
+    except FormatUnavailable as exc:
+        raise from_kernel_error(exc, status=415) from None
     except KernelError as exc:
         raise from_kernel_error(exc) from None
     response.status_code = 201 if created else 200

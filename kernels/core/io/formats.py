@@ -14,6 +14,9 @@ Formats (any of them may be gzip'd; gzip is recognised by its magic bytes, not b
     Critical-node benchmark: ``n`` on the first line, then ``i: j k ...`` (0-based ids).
 ``json``
     ``{"edges": [[u, v(, w)], ...], "nodes": [...]}`` or a bare list of rows.
+``npz``, ``parquet``
+    Binary columns ``src``, ``dst`` (optional ``weight``; ``nodes`` in an ``.npz``), read
+    without parsing text: :mod:`graphgpu.kernels.core.io.columns`.
 
 Parse errors are :class:`InvalidInput` with the 1-based ``line`` of the (decompressed) text and a
 message that quotes the offending token; codes: ``bad_node_id``, ``bad_number``, ``bad_weight``,
@@ -37,7 +40,7 @@ import numpy as np
 
 from graphgpu.kernels.core import labels as node_labels
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
-from graphgpu.kernels.core.io import labelscan
+from graphgpu.kernels.core.io import columns, labelscan
 from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.io.budget import (
     BYTES_PER_JSON_BYTE,
@@ -50,9 +53,12 @@ from graphgpu.kernels.core.io.budget import (
 from graphgpu.kernels.core.io.gzipped import GZIP_MAGIC, gunzip
 from graphgpu.kernels.core.settings import Settings, get_settings
 
-FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json")
+FORMATS: tuple[str, ...] = ("auto", "edgelist", "metis", "mtx", "cnp", "json", "npz", "parquet")
+#: Formats of binary columns: no text, their own size checks (from the headers they declare).
+BINARY_FORMATS = ("npz", "parquet")
 
 _MIN_CHUNK = 4 << 20  # edge-list text per thread; smaller inputs are not worth a thread
+MAX_PARSE_THREADS = 8  # threads scanning one edge list
 _EMPTY_I = np.empty(0, np.int64)
 _EMPTY_F = np.empty(0, np.float64)
 
@@ -113,10 +119,15 @@ def parse_graph(data: bytes, fmt: str = "auto", *, settings: Settings | None = N
         data = bytes(data)  # the scanners use .find; a memoryview has none
     compressed = data[:2] == GZIP_MAGIC
     text = gunzip(data, settings.max_decompressed_bytes, settings) if compressed else data
-    resolved = detect_format(bytes(text[:65536])) if fmt == "auto" else fmt
+    resolved = fmt if fmt != "auto" else "parquet" if columns.is_parquet(text) else \
+        detect_format(bytes(text[:65536]))
+    if resolved in BINARY_FORMATS:
+        src, dst, weights, extra = _PARSERS[resolved](text, settings)
+        return ParsedGraph(src, dst, weights, extra, resolved, compressed)
     if resolved in ("cnp", "mtx", "metis"):
         _check_declared_size(text, resolved, settings, len(data))
-    if resolved != "json":  # (JSON has its own estimate)
+    if resolved not in ("json", "edgelist"):  # (those check their own, JSON's from its size,
+        # an edge list's from the lines its threads count; a gzip'd one's while inflating too)
         check_budget(settings, "the upload", len(text) + (len(data) if compressed else 0),
                      rows=_rows_estimate(text, resolved))
     if text[:3] == b"\xef\xbb\xbf":
@@ -152,9 +163,10 @@ def detect_format(text_head: bytes) -> str:
     Returns
     -------
     str
-        ``mtx`` (``%%MatrixMarket`` banner), ``json`` (starts with ``{`` or ``[``), ``cnp`` (a
-        lone integer line followed by an ``i:`` line) or ``edgelist``. Never ``metis``, which
-        cannot be told from an edge list reliably.
+        ``npz`` (a zip archive), ``mtx`` (``%%MatrixMarket`` banner), ``json`` (starts with
+        ``{`` or ``[``), ``cnp`` (a lone integer line followed by an ``i:`` line) or
+        ``edgelist``. Never ``metis``, which cannot be told from an edge list reliably, nor
+        ``parquet``, told by both ends of the file (:func:`columns.is_parquet`).
     """
     head = bytes(text_head)
     if head[:2] == GZIP_MAGIC:
@@ -162,6 +174,8 @@ def detect_format(text_head: bytes) -> str:
             head = zlib.decompressobj(31).decompress(head, 65536)  # a prefix is enough
         except zlib.error:
             return "edgelist"  # parse_graph reports the corrupt stream
+    if columns.is_npz(head):
+        return "npz"
     head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if head[:14].lower() == b"%%matrixmarket":
         return "mtx"
@@ -207,6 +221,8 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     err, ncols, line, pos, _ = ts.scan_edges(arr, 0, arr.size, 1, 0, max_id,
                                             _EMPTY_I, _EMPTY_I, _EMPTY_F)
     if err == ts.E_TOKEN and ts.token_at(text, pos):  # a label in the first data line
+        check_budget(settings, "the upload", len(text),
+                     rows=ts.count_newlines(arr, 0, arr.size) + 1)
         return labelscan.parse_edgelist(text, settings)
     if err:
         raise _edge_error(text, err, line, pos, 0, max_id)
@@ -215,7 +231,8 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
     # Threads scan whole-line chunks into one output: chunk k writes from the number of line
     # breaks before it, so chunks never collide (every line of a chunk but the last ends with a
     # break); the gaps that comment and blank lines leave are closed afterwards.
-    threads = max(1, min(len(os.sched_getaffinity(0)), 8, (arr.size - pos) // _MIN_CHUNK))
+    threads = max(1, min(len(os.sched_getaffinity(0)), MAX_PARSE_THREADS,
+                         (arr.size - pos) // _MIN_CHUNK))
     bounds = [pos]
     for k in range(1, threads):
         nl = text.find(b"\n", pos + (arr.size - pos) * k // threads)
@@ -224,21 +241,19 @@ def _parse_edgelist(text: bytes, settings: Settings) -> _Edges:
         bounds.append(max(bounds[-1], nl + 1))
     bounds.append(arr.size)
     spans = list(zip(bounds[:-1], bounds[1:], strict=True))
-    offs = np.cumsum([0] + [ts.count_newlines(arr, lo, hi) for lo, hi in spans])
-    cap = int(offs[-1]) + 1
-    src, dst = np.empty(cap, np.int64), np.empty(cap, np.int64)
-    w = np.empty(cap, np.float64) if ncols == 3 else _EMPTY_F
+    with ThreadPoolExecutor(len(spans)) as pool:  # the counts too: a pass over the text
+        offs = np.cumsum([0, *pool.map(lambda span: ts.count_newlines(arr, *span), spans)])
+        cap = int(offs[-1]) + 1
+        check_budget(settings, "the upload", len(text), rows=cap)  # before a row is taken
+        src, dst = np.empty(cap, np.int64), np.empty(cap, np.int64)
+        w = np.empty(cap, np.float64) if ncols == 3 else _EMPTY_F
 
-    def work(k: int) -> tuple[int, int, int, int, int]:
-        a, b = int(offs[k]), int(offs[k + 1]) + (k == len(spans) - 1)
-        return ts.scan_edges(arr, *spans[k], 0, ncols, max_id, src[a:b], dst[a:b],
-                             w[a:b] if ncols == 3 else w)
+        def work(k: int) -> tuple[int, int, int, int, int]:
+            a, b = int(offs[k]), int(offs[k + 1]) + (k == len(spans) - 1)
+            return ts.scan_edges(arr, *spans[k], 0, ncols, max_id, src[a:b], dst[a:b],
+                                 w[a:b] if ncols == 3 else w)
 
-    if len(spans) == 1:
-        results = [work(0)]
-    else:
-        with ThreadPoolExecutor(len(spans)) as pool:
-            results = list(pool.map(work, range(len(spans))))
+        results = list(pool.map(work, range(len(spans))))
     rows = 0
     for k, (err, got, rel, tpos, _) in enumerate(results):
         if err:
@@ -456,4 +471,5 @@ def _json_ids(values: list, field: str) -> np.ndarray:
 
 
 _PARSERS = {"edgelist": _parse_edgelist, "metis": _parse_metis, "mtx": _parse_mtx,
-            "cnp": _parse_cnp, "json": _parse_json}
+            "cnp": _parse_cnp, "json": _parse_json, "npz": columns.parse_npz,
+            "parquet": columns.parse_parquet}

@@ -1,0 +1,263 @@
+"""The CSR of an undirected edge list, built in parallel: buckets of rows instead of one sort.
+
+``build_graph`` once sorted all ``m`` edges as 64-bit keys in one thread (about half of an
+upload's time). Here both arcs of every edge are counted into buckets of consecutive rows (each
+thread its own counts over its share of the edges), scattered into their bucket, and each
+bucket is sorted on its own, its repeats merged (the smallest weight kept) and copied to its
+place in the CSR: every pass runs on all cores, the sorts are short and stay in cache. The
+result is the one the global sort gave: rows ascending, no repeats, each edge in both rows.
+
+Each pass is a compiled function over one thread's share (``t`` of ``threads``), run by a pool
+of Python threads (the functions release the GIL), as the text scanner is: no Numba parallel
+loops, whose compilation took 28 s on a fresh cache of the 2-core VM (these functions: about
+2 s), and whose waiting threads spin on cores that other processes need.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numba import njit
+
+#: Threads of one build (at most the cores this process may use).
+THREADS = max(1, min(len(os.sched_getaffinity(0)), 32))
+#: Buckets per thread: enough that one heavy bucket (the hubs of a power-law graph) does not
+#: leave the other threads idle for long.
+BUCKETS_PER_THREAD = 256
+#: Rows of at most this many arcs are sorted in place by insertion.
+_SHORT_ROW = 16
+#: Work below this many items a thread is not worth a thread.
+_MIN_SHARE = 1 << 16
+_LOW = np.int64(0xFFFFFFFF)
+
+
+def _threads(items: int) -> int:
+    return max(1, min(THREADS, items // _MIN_SHARE))
+
+
+def _run(part: Callable[..., object], threads: int, *args: object) -> None:
+    """``part(*args, t, threads)`` for every share ``t``, in a pool of threads."""
+    if threads == 1:
+        part(*args, 0, 1)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda t: part(*args, t, threads), range(threads)))
+
+
+@njit(cache=True, nogil=True)
+def _bucket_counts(u, v, shift, counts, t, threads):
+    m = u.shape[0]
+    for e in range(m * t // threads, m * (t + 1) // threads):
+        counts[t, u[e] >> shift] += 1
+        counts[t, v[e] >> shift] += 1
+
+
+@njit(cache=True, nogil=True)
+def _scatter(u, v, w, offsets, shift, keys, key_w, t, threads):
+    """Both arcs of every edge of share ``t`` as ``row << 32 | column`` keys into their row
+    bucket, from the share's offsets on."""
+    weighted = w.shape[0] > 0
+    m = u.shape[0]
+    fill = offsets[t].copy()
+    for e in range(m * t // threads, m * (t + 1) // threads):
+        a, b = np.int64(u[e]), np.int64(v[e])
+        for row, col in ((a, b), (b, a)):
+            slot = fill[row >> shift]
+            keys[slot] = (row << 32) | col
+            if weighted:
+                key_w[slot] = w[e]
+            fill[row >> shift] = slot + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insertion_sort(cols, ws, a, b, weighted):
+    """Sort ``cols[a:b]`` (and ``ws`` alike): rows this short sort faster so than by a call."""
+    for i in range(a + 1, b):
+        c = cols[i]
+        x = ws[i] if weighted else 0.0
+        j = i - 1
+        while j >= a and cols[j] > c:
+            cols[j + 1] = cols[j]
+            if weighted:
+                ws[j + 1] = ws[j]
+            j -= 1
+        cols[j + 1] = c
+        if weighted:
+            ws[j + 1] = x
+
+
+@njit(cache=True, nogil=True)
+def _merge_bucket(keys, key_w, lo, hi, first_row, rows, degrees):
+    """One bucket: its arcs counting-sorted by row, each row's columns sorted, repeats merged
+    (the smallest weight kept); the distinct columns written back from ``keys[lo]`` on, row
+    after row (their weights likewise). Returns how many."""
+    weighted = key_w.shape[0] > 0
+    start = np.zeros(rows + 1, np.int64)
+    for k in range(lo, hi):
+        start[(keys[k] >> 32) - first_row + 1] += 1
+    for r in range(rows):
+        start[r + 1] += start[r]
+    fill = start[:-1].copy()
+    cols = np.empty(hi - lo, np.int64)
+    ws = np.empty(hi - lo if weighted else 0, np.float64)
+    for k in range(lo, hi):
+        r = (keys[k] >> 32) - first_row
+        cols[fill[r]] = keys[k] & _LOW
+        if weighted:
+            ws[fill[r]] = key_w[k]
+        fill[r] += 1
+    out = lo
+    for r in range(rows):
+        a, b = start[r], start[r + 1]
+        if b - a <= _SHORT_ROW:
+            _insertion_sort(cols, ws, a, b, weighted)
+        elif weighted:
+            order = np.argsort(cols[a:b])
+            cols[a:b] = cols[a:b][order]
+            ws[a:b] = ws[a:b][order]
+        else:
+            cols[a:b].sort()
+        row_start = out
+        for k in range(a, b):
+            if out == row_start or cols[k] != keys[out - 1]:
+                keys[out] = cols[k]
+                if weighted:
+                    key_w[out] = ws[k]
+                out += 1
+            elif weighted and ws[k] < key_w[out - 1]:
+                key_w[out - 1] = ws[k]
+        degrees[first_row + r] = out - row_start
+    return out - lo
+
+
+@njit(cache=True, nogil=True)
+def _merge_buckets(keys, key_w, starts, shift, degrees, kept, t, threads):
+    """Every ``threads``-th bucket from ``t`` through :func:`_merge_bucket` (strided, so that
+    the buckets of hubs, the first ones in a power-law graph, spread over the threads)."""
+    n = degrees.shape[0]
+    for bucket in range(t, starts.shape[0] - 1, threads):
+        first_row = bucket << shift
+        rows = min(n, first_row + (np.int64(1) << shift)) - first_row
+        kept[bucket] = _merge_bucket(keys, key_w, starts[bucket], starts[bucket + 1],
+                                     first_row, rows, degrees)
+
+
+@njit(cache=True, nogil=True)
+def _gather(keys, key_w, starts, kept, indptr, shift, indices, arc_weights, t, threads):
+    weighted = key_w.shape[0] > 0
+    n = indptr.shape[0] - 1
+    for bucket in range(t, starts.shape[0] - 1, threads):
+        at = indptr[min(bucket << shift, n)]
+        lo = starts[bucket]
+        for k in range(kept[bucket]):
+            indices[at + k] = keys[lo + k] & _LOW
+            if weighted:
+                arc_weights[at + k] = key_w[lo + k]
+
+
+@njit(cache=True, nogil=True)
+def _mark(present, ids, t, threads):
+    m = ids.shape[0]
+    for e in range(m * t // threads, m * (t + 1) // threads):
+        present[ids[e]] = 1  # threads may write the same byte: the same value
+
+
+@njit(cache=True, nogil=True)
+def _count_present(present, counts, t, threads):
+    top = present.shape[0]
+    c = 0
+    for i in range(top * t // threads, top * (t + 1) // threads):
+        c += present[i]
+    counts[t + 1] = c
+
+
+@njit(cache=True, nogil=True)
+def _rank_present(present, counts, rank, ids, t, threads):
+    """Each id's rank among the present ones from its share's offset ``counts[t]``, and the
+    present ids in order."""
+    top = present.shape[0]
+    r = counts[t]
+    for i in range(top * t // threads, top * (t + 1) // threads):
+        rank[i] = r
+        if present[i]:
+            ids[r] = i
+            r += 1
+
+
+@njit(cache=True, nogil=True)
+def _take(rank, ids, out, t, threads):
+    m = ids.shape[0]
+    for e in range(m * t // threads, m * (t + 1) // threads):
+        out[e] = rank[ids[e]]
+
+
+def dense_relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray, top: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct ids among ``lo``, ``hi`` and ``extra`` (non-negative int64, at most
+    ``top``), and ``lo``, ``hi`` as their ranks: a table of ``top + 1`` bytes, in parallel."""
+    present = np.zeros(top + 1, np.uint8)
+    for ids in (lo, hi, extra):
+        _run(_mark, _threads(ids.shape[0]), present, ids)
+    threads = _threads(top + 1)
+    counts = np.zeros(threads + 1, np.int64)
+    _run(_count_present, threads, present, counts)
+    np.cumsum(counts, out=counts)
+    rank = np.empty(top + 1, np.int64)
+    node_ids = np.empty(int(counts[-1]), np.int64)
+    _run(_rank_present, threads, present, counts, rank, node_ids)
+    out = []
+    for ids in (lo, hi):
+        ranks = np.empty(ids.shape[0], np.int64)
+        _run(_take, _threads(ids.shape[0]), rank, ids, ranks)
+        out.append(ranks)
+    return node_ids, out[0], out[1]
+
+
+def undirected_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, n: int,
+                   index_dtype: np.dtype, offset_dtype: np.dtype
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, indices, arc_weights)`` of the distinct edges among ``u[i] -- v[i]``.
+
+    Parameters
+    ----------
+    u, v : ndarray of int64
+        Internal ids ``0..n-1`` (``n < 2**31``) of each edge's ends, ``u[i] != v[i]``; an
+        edge may repeat, in either direction.
+    weights : ndarray of float64
+        One per edge (repeats keep the smallest), or empty for an unweighted graph.
+    n : int
+        Node count.
+    index_dtype, offset_dtype : numpy.dtype
+        Dtypes of ``indices`` and ``indptr``.
+
+    Returns
+    -------
+    tuple of ndarray
+        Rows ascending, each distinct edge in both of its rows; ``arc_weights`` empty when
+        unweighted.
+    """
+    threads = _threads(u.shape[0])
+    shift = max(0, int(np.ceil(np.log2(max(n, 1) / (BUCKETS_PER_THREAD * threads)))))
+    buckets = ((max(n, 1) - 1) >> shift) + 1
+    counts = np.zeros((threads, buckets), np.int64)
+    _run(_bucket_counts, threads, u, v, shift, counts)
+    # Bucket-major order: thread t's arcs of bucket b follow those of threads before it.
+    offsets = np.zeros(threads * buckets, np.int64)
+    np.cumsum(counts.T.ravel()[:-1], out=offsets[1:])
+    offsets = np.ascontiguousarray(offsets.reshape(buckets, threads).T)
+    starts = np.append(offsets[0], 2 * u.shape[0])
+    keys = np.empty(2 * u.shape[0], np.int64)
+    key_w = np.empty(keys.shape[0] if weights.shape[0] else 0, np.float64)
+    _run(_scatter, threads, u, v, weights, offsets, shift, keys, key_w)
+    degrees = np.zeros(n, np.int64)
+    kept = np.zeros(buckets, np.int64)
+    _run(_merge_buckets, threads, keys, key_w, starts, shift, degrees, kept)
+    indptr = np.zeros(n + 1, offset_dtype)
+    np.cumsum(degrees, out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), index_dtype)
+    arc_weights = np.empty(indices.shape[0] if weights.shape[0] else 0, np.float64)
+    _run(_gather, threads, keys, key_w, starts, kept, indptr, shift, indices, arc_weights)
+    return indptr, indices, arc_weights
