@@ -75,7 +75,8 @@ def _parse_number(buf, i, end):
     """Parse one number at ``buf[i]``; return ``(end_pos, status, int_value, float_value)``.
 
     The token ends at the first byte that cannot continue a number; the caller checks that this
-    byte is a separator. ``int_value`` is exact for ``ST_INT`` tokens.
+    byte is a separator. ``int_value`` is exact for ``ST_INT`` tokens; ``float_value`` is
+    correctly rounded, bit for bit Python's ``float(token)``.
     """
     t0 = i
     neg = i < end and buf[i] == 45
