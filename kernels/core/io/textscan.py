@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from graphgpu.kernels.core.errors import InvalidInput
+from graphgpu.kernels.core.io.exactfloat import correctly_rounded
 
 # Error codes shared with graphgpu.kernels.core.io.formats.
 OK = 0
@@ -43,7 +44,9 @@ ST_INVALID = 3  # not a number
 ST_BIGINT = 4  # digits only but larger than int64
 
 _MANT_CAP = 10**17  # mantissa digits past 18 are dropped (exponent adjusted): no overflow
-# Exact powers of ten: mant * 10**k (mant < 2**53, |k| <= 22) is then correctly rounded.
+# Clinger's fast path: mant < 2**53 and 10**k (|k| <= 22) are exact doubles, so mant * 10**k and
+# mant / 10**k round once, correctly. Every other token goes to exactfloat.correctly_rounded.
+_EXACT_MANT = 2**53
 _POW10 = np.array([10.0**k for k in range(23)])
 
 
@@ -72,7 +75,8 @@ def _parse_number(buf, i, end):
     """Parse one number at ``buf[i]``; return ``(end_pos, status, int_value, float_value)``.
 
     The token ends at the first byte that cannot continue a number; the caller checks that this
-    byte is a separator. ``int_value`` is exact for ``ST_INT`` tokens.
+    byte is a separator. ``int_value`` is exact for ``ST_INT`` tokens; ``float_value`` is
+    correctly rounded, bit for bit Python's ``float(token)``.
     """
     t0 = i
     neg = i < end and buf[i] == 45
@@ -110,13 +114,12 @@ def _parse_number(buf, i, end):
             return i, ST_INVALID, 0, 0.0
         exp10 += -e if eneg else e
     value = float(mant)
-    if mant != 0 and exp10 != 0:
-        if 0 < exp10 <= 22:
-            value *= _POW10[exp10]
-        elif -22 <= exp10 < 0:
-            value /= _POW10[-exp10]
-        else:
-            value = value * 10.0**exp10
+    if mant >= _EXACT_MANT or not -22 <= exp10 <= 22:  # one rounding of floats cannot do it
+        value = correctly_rounded(buf, t0, i) if mant != 0 else 0.0
+    elif exp10 > 0:
+        value *= _POW10[exp10]
+    elif exp10 < 0:
+        value /= _POW10[-exp10]
     if neg:
         value = -value
     if not np.isfinite(value):
