@@ -16,6 +16,11 @@ POPULATION_SHARE = 0.3
 #: the component instead of its best cut (diversification, as the random choices of the CNP
 #: memetic searches); the plain swap search (``method=search``) makes none.
 RANDOM_MOVE = 4
+#: The swap search on a component of ``BLOCK_NODES * b`` nodes or more deletes b (at most
+#: ``BLOCK_MAX``) of its nodes per articulation walk, then restores b (CPU only: a walk of a
+#: giant component is the cost of a move there).
+BLOCK_NODES = 1000
+BLOCK_MAX = 16
 
 #: Generations without a new best before a reduce-solve-combine restart.
 STALL_GENERATIONS = 30
