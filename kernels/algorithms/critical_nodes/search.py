@@ -59,7 +59,9 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
                  seen, queue, cut_pairs, c, it, shake) -> int:
     """Delete the ``block`` non-tabu members of component ``c`` whose single removals leave the
     fewest pairs (by the :func:`best_cut` walk just made, which left its members in ``queue``
-    and their pairs left in ``cut_pairs``), then relabel the component's pieces once.
+    and their pairs left in ``cut_pairs``; ties: the higher degree, whose removal most
+    often opens later cuts in a component without articulation points), then relabel the
+    component's pieces once.
 
     One walk and one relabelling for ``block`` removals instead of one each: on a giant
     component (thousands of nodes, about 1.5 ms a walk on ca-CondMat) the search exchanges
@@ -71,13 +73,15 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
     total = size[c]
     nd = k
     for _b in range(block):
-        pick, pick_left = -1, np.int64(0)
+        pick, pick_left, pick_deg = -1, np.int64(0), 0
         for i in range(total):
             v = queue[i]
             if deleted[v] or tabu[v] > it:
                 continue
-            if pick < 0 or cut_pairs[v] < pick_left:
-                pick, pick_left = v, cut_pairs[v]
+            deg = indptr[v + 1] - indptr[v]
+            if (pick < 0 or cut_pairs[v] < pick_left
+                    or (cut_pairs[v] == pick_left and deg > pick_deg)):
+                pick, pick_left, pick_deg = v, cut_pairs[v], deg
         if pick < 0:
             break
         if shake and RANDOM_MOVE > 0 and rand_below(ctl, RANDOM_MOVE) == 0:
