@@ -189,12 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     add_data_args(parser)
     args = parser.parse_args(argv)
-    data_dir = args.data_dir
+    if args.one:  # ``launch`` passes the instance's own folder
+        print(json.dumps(run_one(json.loads(args.one), args.data_dir)))
+        return 0
+    data_dir = args.data_dir  # the CNP instances' folder (the real graphs: --data-dir)
     if not (data_dir / "cnp").is_dir():
         data_dir = ROOT.parent / "shared" / "data"
-    if args.one:
-        print(json.dumps(run_one(json.loads(args.one), data_dir)))
-        return 0
     gpu = use_gpu(args)
     runs: list[tuple[dict[str, Any], float]] = []
     for part in args.plan.split(";"):

@@ -55,7 +55,7 @@ def components(indptr: np.ndarray, indices: np.ndarray, deleted: np.ndarray, lab
 
 
 @numba.njit(cache=True, nogil=True)
-def _relabel(indptr, indices, deleted, label, size, free, ctl, seen, queue, root) -> int:
+def relabel(indptr, indices, deleted, label, size, free, ctl, seen, queue, root) -> int:
     """Give ``root``'s component a fresh label (BFS); returns its size."""
     ctl[CTL_STAMP] += 1
     stamp = ctl[CTL_STAMP]
@@ -79,7 +79,7 @@ def _relabel(indptr, indices, deleted, label, size, free, ctl, seen, queue, root
 
 
 @numba.njit(cache=True, nogil=True)
-def _release(size, free, ctl, c) -> None:
+def release(size, free, ctl, c) -> None:
     size[c] = 0
     free[ctl[CTL_FREE]] = c
     ctl[CTL_FREE] += 1
@@ -176,9 +176,9 @@ def delete_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, s
     for j in range(indptr[v], indptr[v + 1]):
         w = indices[j]
         if not deleted[w] and label[w] == old:
-            after += pairs(np.int64(_relabel(indptr, indices, deleted, label, size, free, ctl,
+            after += pairs(np.int64(relabel(indptr, indices, deleted, label, size, free, ctl,
                                              seen, queue, w)))
-    _release(size, free, ctl, old)  # only now: a fresh piece must not reuse the old label
+    release(size, free, ctl, old)  # only now: a fresh piece must not reuse the old label
     ctl[CTL_OBJ] += after - before
     return nd + 1
 
@@ -190,7 +190,7 @@ def delete_whole(deleted, label, size, free, dlist, dpos, ctl, v, nd) -> int:
     ctl[CTL_OBJ] += pairs(size[c] - 1) - pairs(size[c])
     size[c] -= 1
     if size[c] == 0:
-        _release(size, free, ctl, c)
+        release(size, free, ctl, c)
     _mark_deleted(deleted, label, dlist, dpos, v, nd)
     return nd + 1
 
@@ -218,16 +218,16 @@ def delete_split(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, 
     for j in range(indptr[v], indptr[v + 1]):
         w = indices[j]
         if not deleted[w] and parent[w] == v and low[w] >= dv and (keep_rest or w != big_w):
-            after += pairs(np.int64(_relabel(indptr, indices, deleted, label, size, free, ctl,
+            after += pairs(np.int64(relabel(indptr, indices, deleted, label, size, free, ctl,
                                              seen, queue, w)))
     if keep_rest:
         size[old] = rest
         after += pairs(rest)
         if rest == 0:
-            _release(size, free, ctl, old)
+            release(size, free, ctl, old)
     else:
         if rest > 0:  # v is not the walk's root: its DFS parent lies in the rest
-            after += pairs(np.int64(_relabel(indptr, indices, deleted, label, size, free, ctl,
+            after += pairs(np.int64(relabel(indptr, indices, deleted, label, size, free, ctl,
                                              seen, queue, parent[v])))
         size[old] = big_s
         after += pairs(big_s)
@@ -287,7 +287,7 @@ def restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, 
                     queue[tail] = y
                     tail += 1
         grown += tail
-        _release(size, free, ctl, c)
+        release(size, free, ctl, c)
     size[big] = grown
     ctl[CTL_OBJ] += pairs(grown)
     return nd - 1

@@ -19,6 +19,7 @@ from graphgpu.kernels.algorithms.critical_nodes import (
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, Memetic, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_NODES
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.registry import no_progress
@@ -189,6 +190,33 @@ def test_swap_moves_keep_the_components_exact() -> None:
         # limit, in batches of several nodes per walk.
         for filler in (Filler(graph, 20, seed), Filler(graph, 20, seed, limit=1e-6)):
             check_completion(g, filler)
+
+
+def test_block_moves_on_a_giant_component_keep_the_state_exact() -> None:
+    # A component of BLOCK_NODES * b nodes or more loses b nodes per articulation walk, then b
+    # cheapest ones return: labels, sizes, objective and best set must stay exact, with and
+    # without the memetic improvement's random picks, and the chain deterministic per seed.
+    g = nx.barabasi_albert_graph(4 * BLOCK_NODES + 500, 2, seed=4)
+    graph = from_nx(g)
+    start = np.arange(0, 120, 3)
+    for patience in (60, -10**6):
+        chains = [SearchState(graph.indptr, graph.indices, start, 5) for _ in range(2)]
+        assert chains[0].size.max() >= 4 * BLOCK_NODES  # the block path is taken
+        for _ in range(4):
+            for chain in chains:
+                chain.run(15, patience)
+            assert chains[0].best_objective == chains[1].best_objective
+            assert np.array_equal(chains[0].best, chains[1].best)
+            chain = chains[0]
+            gone = set(np.flatnonzero(chain.deleted).tolist())
+            assert len(gone) == 40 and (chain.label[list(gone)] == -1).all()
+            assert int(chain.ctl[0]) == pairs_left(g, gone)  # CTL_OBJ
+            for members in nx.connected_components(g.subgraph(set(g) - gone)):
+                labels = {int(chain.label[v]) for v in members}
+                assert len(labels) == 1 and chain.size[labels.pop()] == len(members)
+            assert len(set(chain.best.tolist())) == 40
+            assert chain.best_objective == pairs_left(g, set(chain.best.tolist()))
+        assert chains[0].best_objective < pairs_left(g, set(start.tolist()))
 
 
 def check_completion(g: nx.Graph, filler: Filler) -> None:
