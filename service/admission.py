@@ -12,6 +12,7 @@ the same free memory: :meth:`Admission.check_memory` runs again under the admiss
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import typing
@@ -60,12 +61,12 @@ def require_backend(workers: list[dict[str, Any]], backend: str) -> None:
                        field="backend")
 
 
-def graph_labels(st: AppState, graph_id: str, tenant: str | None) -> Labels | None:
-    """The labels of a graph that ``tenant`` owns (any graph for None: an admin); None for a
-    graph without labels, or one the caller cannot see (refused later, as it would be)."""
+def graph_labels(st: AppState, graph_id: str, visible: bool) -> Labels | None:
+    """The labels of a graph the caller can see (``visible``: it owns it, or is an admin); None
+    for a graph without labels, or one the caller cannot see (refused later, as it would be)."""
+    if not visible:
+        return None
     try:
-        if tenant is not None and not st.owners.owns(graph_id, tenant):
-            return None
         return st.graphs.labels(graph_id)
     except KernelError:  # no such graph
         return None
@@ -153,6 +154,7 @@ class Admission:
         self.meta = st.graphs.meta(graph_id)  # the one read of meta.json
         self.workers = st.jobs.capacity()  # the one read of the live workers
         self._needs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # set by check()
+        self._memory: dict[str, int] = {}  # set by check()
 
     @cached_property
     def graph(self) -> Graph:
@@ -213,6 +215,23 @@ class Admission:
             raise from_kernel_error(exc, field_prefix="params.", status=422,
                                     field="params") from None
 
+    @contextlib.contextmanager
+    def admitting(self) -> Iterator[None]:
+        """Around the job's submit: the memory that :meth:`check` found free is checked again
+        under the admission lock (:meth:`JobStore.admitting`), so that two jobs are never
+        admitted against the same free memory. A job whose host and device estimates are both
+        at most ``GRAPHGPU_ADMISSION_LOCK_BYTES`` skips the lock and that second read: it was
+        checked against the memory free when :meth:`check` read it and is counted against
+        later admissions all the same, so jobs admitted together can overshoot by at most that
+        much each."""
+        limit = self.st.settings.admission_lock_bytes
+        if all(v <= limit for v in self._memory.values()):
+            yield
+            return
+        with self.st.jobs.admitting():
+            self.check_memory(self.st.jobs.capacity())
+            yield
+
     def check_memory(self, workers: list[dict[str, Any]]) -> None:
         """413 when no worker of ``workers`` (:meth:`JobStore.capacity`) has the memory that
         :meth:`check` estimated free (host memory; GPU memory for a GPU job)."""
@@ -249,8 +268,8 @@ class Admission:
             "host_bytes": default_host_bytes(self.meta, estimate.result_bytes)}
         self._needs = ({**record, **host}, record)
         self.check_memory(self.workers)
-        memory = {k: int(v) for k, v in {**record, **host}.items()
-                  if k in ("host_bytes", "device_bytes") and v is not None}
+        memory = self._memory = {k: int(v) for k, v in {**record, **host}.items()
+                                 if k in ("host_bytes", "device_bytes") and v is not None}
         # A CPU job without an estimate of its own records none (its default is not shown).
         shown = self.algorithm.estimate is not None or backend == "gpu"
         return (record if shown else None), memory
