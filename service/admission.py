@@ -7,7 +7,8 @@ it reads) only for an algorithm that makes an estimate. Memory is compared with 
 have free less what the jobs already admitted and not finished are estimated to take
 (:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
 the same free memory: :meth:`Admission.check_memory` runs again under the admission lock
-(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit.
+(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit, except for a job
+whose estimates are all at most ``GRAPHGPU_ADMISSION_LOCK_BYTES`` (:meth:`Admission.admitting`).
 """
 
 from __future__ import annotations
