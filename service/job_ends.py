@@ -82,6 +82,8 @@ class JobEnds:
                     elif message["type"] == "pmessage":
                         self._wake(message["channel"])
             except Exception:
+                if not self.waiters:
+                    return  # (the finally runs) nobody waits, e.g. the pool closed at shutdown
                 log.warning("the long-polls' pub/sub listener failed; subscribing again",
                             exc_info=True)
             finally:
