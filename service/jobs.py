@@ -291,8 +291,9 @@ class JobStore:
     @contextlib.contextmanager
     def admitting(self) -> Iterator[None]:
         """Hold the admission lock (across API processes): the memory check of a job and its
-        record in :meth:`committed` happen as one step, so two jobs are never admitted against
-        the same free memory. 503 with ``Retry-After`` when it cannot be had within 10 s."""
+        entry among the admitted jobs' memory happen as one step, so two jobs are never
+        admitted against the same free memory. 503 with ``Retry-After`` when it cannot be had
+        within 10 s."""
         lock = self.redis.lock(self.settings.key("admission", "lock"), timeout=10,
                                blocking_timeout=10)
         if not lock.acquire():
@@ -304,34 +305,25 @@ class JobStore:
             with contextlib.suppress(LockError):  # expired meanwhile: nothing to release
                 lock.release()
 
-    def committed(self) -> dict[str, int]:
-        """Memory the jobs admitted and not finished are estimated to take: ``host_bytes``,
-        ``device_bytes`` (entries of jobs that ended or expired are forgotten)."""
-        return self._capacity_read()[0]
-
     def capacity(self) -> list[dict[str, Any]]:
-        """The live workers as admission sees them: the host and GPU memory each reports free,
-        less what the jobs admitted and not finished are estimated to take (:meth:`committed`:
-        a running job may already hold part of it, so this errs on the side of refusing).
-        One round trip."""
-        committed, workers = self._capacity_read()
+        """The live workers (sorted by name) as admission sees them: the host and GPU memory
+        each reports free, less what the jobs admitted and not finished are estimated to take
+        (entries of jobs that ended or expired are forgotten; a running job may already hold
+        part of it, so this errs on the side of refusing). One round trip (:data:`_CAPACITY`).
+        """
+        host, device, flat = self.redis.eval(
+            _CAPACITY, 2, protocol.admitted_key(self.settings),
+            protocol.workers_key(self.settings), self.settings.key("job", ""),
+            *protocol.worker_key(self.settings, "\0").split("\0"), *sorted(protocol.FINISHED))
+        committed = {"host_bytes": int(host), "device_bytes": int(device)}
+        workers = [json.loads(value) for _, value in sorted(zip(flat[::2], flat[1::2],
+                                                                strict=True))]
         for worker in workers:
             for free, taken in (("host_free_bytes", "host_bytes"),
                                 ("gpu_free_bytes", "device_bytes")):
                 if worker.get(free) is not None:
                     worker[free] = max(0, int(worker[free]) - committed[taken])
         return workers
-
-    def _capacity_read(self) -> tuple[dict[str, int], list[dict[str, Any]]]:
-        """What :data:`_CAPACITY` reads: the committed memory and the live workers' records
-        (sorted by name, as :meth:`live_workers`)."""
-        host, device, flat = self.redis.eval(
-            _CAPACITY, 2, protocol.admitted_key(self.settings),
-            protocol.workers_key(self.settings), self.settings.key("job", ""),
-            *protocol.worker_key(self.settings, "\0").split("\0"), *sorted(protocol.FINISHED))
-        pairs = sorted(zip(flat[::2], flat[1::2], strict=True))
-        return ({"host_bytes": int(host), "device_bytes": int(device)},
-                [json.loads(value) for _, value in pairs])
 
     def live_workers(self) -> list[dict[str, Any]]:
         """Workers whose heartbeat has not expired."""
