@@ -7,8 +7,8 @@ it reads) only for an algorithm that makes an estimate. Memory is compared with 
 have free less what the jobs already admitted and not finished are estimated to take
 (:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
 the same free memory: :meth:`Admission.check_memory` runs again under the admission lock
-(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit, except for a job
-whose estimates are all at most ``GRAPHGPU_ADMISSION_LOCK_BYTES`` (:meth:`Admission.admitting`).
+(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit (unless the job is
+below ``GRAPHGPU_ADMISSION_LOCK_BYTES``, an opt-in: :meth:`Admission.admitting`).
 """
 
 from __future__ import annotations
@@ -220,13 +220,13 @@ class Admission:
     def admitting(self) -> Iterator[None]:
         """Around the job's submit: the memory that :meth:`check` found free is checked again
         under the admission lock (:meth:`JobStore.admitting`), so that two jobs are never
-        admitted against the same free memory. A job whose host and device estimates are both
-        at most ``GRAPHGPU_ADMISSION_LOCK_BYTES`` skips the lock and that second read: it was
-        checked against the memory free when :meth:`check` read it and is counted against
-        later admissions all the same, so jobs admitted together can overshoot by at most that
-        much each."""
+        admitted against the same free memory. Where ``GRAPHGPU_ADMISSION_LOCK_BYTES`` is set
+        (an opt-in), a job whose host and device estimates are both at most that skips the
+        lock and that second read: it was checked against the memory free when :meth:`check`
+        read it and is counted against later admissions all the same, so jobs admitted
+        together can overshoot by at most that much each."""
         limit = self.st.settings.admission_lock_bytes
-        if all(v <= limit for v in self._memory.values()):
+        if limit > 0 and all(v <= limit for v in self._memory.values()):
             yield
             return
         with self.st.jobs.admitting():
