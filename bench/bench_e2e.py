@@ -17,12 +17,12 @@ waits for ``/v1/ready`` and drives it with the SDK (:mod:`graphgpu.client`, long
   ``first_compute_ms`` and ``first_load_ms``: the first job on a graph also loads it);
 * uploads (MB/s of edge-list text, first and second; the SDK's array upload; a binary format
   where the API takes one), generate seconds, the small-graph p50 (BA n=500, m=2: 996 edges,
-  50 BFS jobs), and start-up (time to ready of this start, and of a restart on the same folder,
-  compiled code cached).
+  ``--small-jobs`` sequential BFS jobs, default 50, and where their time goes), and start-up
+  (time to ready of this start, and of a restart on the same folder, compiled code cached).
 
 Run: ``python bench/bench_e2e.py [--graphs dblp-2010,rmat20,rmat24] [--algorithms bfs,...]
 [--repeats 3] [--row-seconds 60] [--upload-graph dblp-2010] [--no-restart] [--out FILE]
-[--no-gpu]``. One failure prints its row with the
+[--small-jobs 50] [--no-gpu]``. One failure prints its row with the
 error and the run goes on; the service is stopped however the script ends.
 """
 
@@ -274,19 +274,40 @@ class Bench:
         print(" | ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
     def small_p50(self) -> None:
-        """Submit -> succeeded of a 1k-edge BFS, warm, over :data:`SMALL_JOBS` jobs."""
+        """Submit -> succeeded of a 1k-edge BFS, warm, over ``--small-jobs`` sequential jobs, and
+        where it goes: the POST, request -> record created, created -> the worker's claim,
+        claim -> finished, finished -> the long-poll's answer (the record's wall-clock stamps;
+        client and service share a clock here)."""
         meta = self.client.generate("barabasi_albert", name="ba500", n=500, m=2, seed=1)
         for _ in range(5):
             self.job(meta.id, "bfs", {"source": 0})
-        runs = [self.job(meta.id, "bfs", {"source": 0}) for _ in range(SMALL_JOBS)]
-        p50, p95 = np.percentile([r["submit_to_done_ms"] for r in runs], [50, 95])
-        queued = median([r["queued_ms"] for r in runs])
-        total = median([r["total_ms"] for r in runs])
-        compute = median([r["compute_ms"] for r in runs])
+        runs = []
+        for _ in range(self.args.small_jobs):
+            asked, start = time.time(), time.perf_counter()
+            job = self.client.run(meta.id, "bfs", source=0)
+            posted = (time.perf_counter() - start) * 1e3
+            job.wait(timeout=60, progress=False)
+            answered = time.time()
+            runs.append({"submit_to_done_ms": (time.perf_counter() - start) * 1e3,
+                         "post_ms": posted, "created_ms": (job.created_at - asked) * 1e3,
+                         "to_start_ms": (job.started_at - job.created_at) * 1e3,
+                         "running_ms": (job.finished_at - job.started_at) * 1e3,
+                         "answer_ms": (answered - job.finished_at) * 1e3,
+                         "compute_ms": job.timings.get("compute_ms"),
+                         "queued_ms": job.timings.get("queued_ms"),
+                         "total_ms": job.timings.get("total_ms"), "backend": job.backend})
+        p50, p90, p95 = np.percentile([r["submit_to_done_ms"] for r in runs], [50, 90, 95])
+        split = {key: median([r[key] for r in runs if r[key] is not None])
+                 for key in ("post_ms", "created_ms", "to_start_ms", "running_ms", "answer_ms",
+                             "compute_ms", "queued_ms", "total_ms")}
         self.note(f"- small graph (BA n=500, {meta.m} edges) bfs on {runs[0]['backend']}, "
-                  f"{SMALL_JOBS} jobs: submit -> succeeded p50 {p50:.1f} ms, p95 {p95:.1f} ms; "
-                  f"worker compute {compute:.1f} ms, total {total:.1f} ms "
-                  f"({queued:.1f} queued)")
+                  f"{len(runs)} jobs: submit -> succeeded p50 {p50:.1f} ms, p90 {p90:.1f} ms, "
+                  f"p95 {p95:.1f} ms; medians: POST {split['post_ms']:.1f} ms (request -> "
+                  f"record created {split['created_ms']:.1f}), created -> started "
+                  f"{split['to_start_ms']:.1f}, started -> finished {split['running_ms']:.1f} "
+                  f"(compute {split['compute_ms']:.1f}), finished -> long-poll answer "
+                  f"{split['answer_ms']:.1f}; worker total {split['total_ms']:.1f} "
+                  f"({split['queued_ms']:.1f} queued)")
 
 
 def report(bench: Bench, header: str) -> str:
@@ -305,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upload-graph", default="dblp-2010",
                         help="real graph of the upload lines ('' to skip them)")
     parser.add_argument("--no-restart", action="store_true", help="skip the second start")
+    parser.add_argument("--small-jobs", type=int, default=SMALL_JOBS,
+                        help="sequential jobs of the small-graph p50 (0 to skip it)")
     add_data_args(parser, no_gpu_help="run a CPU worker even where there is a GPU")
     args = parser.parse_args(argv)
     gpu = use_gpu(args)
@@ -335,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                     text = report(bench, header)
                     write_out(args.out, text)
             parts = [("uploads", lambda: bench.uploads(args.upload_graph))] * bool(
-                args.upload_graph) + [("small graph", bench.small_p50)]
+                args.upload_graph) + [("small graph", bench.small_p50)] * bool(args.small_jobs)
             for label, part in parts:
                 try:
                     part()

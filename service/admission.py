@@ -7,11 +7,13 @@ it reads) only for an algorithm that makes an estimate. Memory is compared with 
 have free less what the jobs already admitted and not finished are estimated to take
 (:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
 the same free memory: :meth:`Admission.check_memory` runs again under the admission lock
-(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit.
+(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit (unless the job is
+below ``GRAPHGPU_ADMISSION_LOCK_BYTES``, an opt-in: :meth:`Admission.admitting`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import typing
@@ -60,12 +62,12 @@ def require_backend(workers: list[dict[str, Any]], backend: str) -> None:
                        field="backend")
 
 
-def graph_labels(st: AppState, graph_id: str, tenant: str | None) -> Labels | None:
-    """The labels of a graph that ``tenant`` owns (any graph for None: an admin); None for a
-    graph without labels, or one the caller cannot see (refused later, as it would be)."""
+def graph_labels(st: AppState, graph_id: str, visible: bool) -> Labels | None:
+    """The labels of a graph the caller can see (``visible``: it owns it, or is an admin); None
+    for a graph without labels, or one the caller cannot see (refused later, as it would be)."""
+    if not visible:
+        return None
     try:
-        if tenant is not None and not st.owners.owns(graph_id, tenant):
-            return None
         return st.graphs.labels(graph_id)
     except KernelError:  # no such graph
         return None
@@ -153,6 +155,7 @@ class Admission:
         self.meta = st.graphs.meta(graph_id)  # the one read of meta.json
         self.workers = st.jobs.capacity()  # the one read of the live workers
         self._needs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # set by check()
+        self._memory: dict[str, int] = {}  # set by check()
 
     @cached_property
     def graph(self) -> Graph:
@@ -213,6 +216,23 @@ class Admission:
             raise from_kernel_error(exc, field_prefix="params.", status=422,
                                     field="params") from None
 
+    @contextlib.contextmanager
+    def admitting(self) -> Iterator[None]:
+        """Around the job's submit: the memory that :meth:`check` found free is checked again
+        under the admission lock (:meth:`JobStore.admitting`), so that two jobs are never
+        admitted against the same free memory. Where ``GRAPHGPU_ADMISSION_LOCK_BYTES`` is set
+        (an opt-in), a job whose host and device estimates are both at most that skips the
+        lock and that second read: it was checked against the memory free when :meth:`check`
+        read it and is counted against later admissions all the same, so jobs admitted
+        together can overshoot by at most that much each."""
+        limit = self.st.settings.admission_lock_bytes
+        if limit > 0 and all(v <= limit for v in self._memory.values()):
+            yield
+            return
+        with self.st.jobs.admitting():
+            self.check_memory(self.st.jobs.capacity())
+            yield
+
     def check_memory(self, workers: list[dict[str, Any]]) -> None:
         """413 when no worker of ``workers`` (:meth:`JobStore.capacity`) has the memory that
         :meth:`check` estimated free (host memory; GPU memory for a GPU job)."""
@@ -249,8 +269,8 @@ class Admission:
             "host_bytes": default_host_bytes(self.meta, estimate.result_bytes)}
         self._needs = ({**record, **host}, record)
         self.check_memory(self.workers)
-        memory = {k: int(v) for k, v in {**record, **host}.items()
-                  if k in ("host_bytes", "device_bytes") and v is not None}
+        memory = self._memory = {k: int(v) for k, v in {**record, **host}.items()
+                                 if k in ("host_bytes", "device_bytes") and v is not None}
         # A CPU job without an estimate of its own records none (its default is not shown).
         shown = self.algorithm.estimate is not None or backend == "gpu"
         return (record if shown else None), memory

@@ -27,6 +27,37 @@ from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.errors import ApiError, Conflict, NotFound, Unprocessable
 from graphgpu.service.limits import reserve_job_slot
 
+#: Admission's one read (:meth:`JobStore.capacity`): the memory (JSON ``host_bytes``,
+#: ``device_bytes``) of the admitted jobs KEYS[1] whose records (ARGV[1] .. id) are still queued
+#: or running, summed (entries of jobs ended, ARGV[4..], or expired are forgotten), and the
+#: heartbeat records (ARGV[2] .. name .. ARGV[3]) of the workers of KEYS[2] that have one, as
+#: name, record pairs. Records are read by name, which a single Redis allows.
+_CAPACITY = """
+local host, device = 0, 0
+local ended = {}
+for i = 4, #ARGV do ended[cjson.encode(ARGV[i])] = true end
+local admitted = redis.call('HGETALL', KEYS[1])
+for i = 1, #admitted, 2 do
+  local status = redis.call('HGET', ARGV[1] .. admitted[i], 'status')
+  if not status or ended[status] then
+    redis.call('HDEL', KEYS[1], admitted[i])
+  else
+    local memory = cjson.decode(admitted[i + 1])
+    host = host + (tonumber(memory.host_bytes) or 0)
+    device = device + (tonumber(memory.device_bytes) or 0)
+  end
+end
+local workers = {}
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local record = redis.call('GET', ARGV[2] .. name .. ARGV[3])
+  if record then
+    workers[#workers + 1] = name
+    workers[#workers + 1] = record
+  end
+end
+return {string.format('%.0f', host), string.format('%.0f', device), workers}
+"""
+
 
 class JobStore:
     """Creates, reads and cancels job records.
@@ -41,6 +72,7 @@ class JobStore:
     def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
+        self._queues: dict[str, Queue] = {}
 
     def _key(self, job_id: str) -> str:
         return protocol.job_key(self.settings, job_id)
@@ -153,15 +185,23 @@ class JobStore:
         except ApiError:
             self._forget(record, idem_key)
             raise
-        Queue(self.settings.queue_name(backend), connection=self.redis,
-              serializer=JSONSerializer).enqueue(
-            protocol.TASK, job_id,
-            job_id=job_id,
-            job_timeout=self.settings.max_job_seconds,
-            result_ttl=600,
-            failure_ttl=self.settings.result_ttl,
-        )
+        # RQ's own enqueue (its job hash is what RQ workers read), its writes in one round trip.
+        with self.redis.pipeline() as pipe:
+            self._queue(backend).enqueue_call(
+                protocol.TASK, args=(job_id,), job_id=job_id,
+                timeout=self.settings.max_job_seconds, result_ttl=600,
+                failure_ttl=self.settings.result_ttl, pipeline=pipe)
+            pipe.execute()
         return record, True
+
+    def _queue(self, backend: str) -> Queue:
+        """The RQ queue of ``backend``, made once (it caches the server's version)."""
+        name = self.settings.queue_name(backend)
+        queue = self._queues.get(name)
+        if queue is None:
+            queue = self._queues[name] = Queue(name, connection=self.redis,
+                                               serializer=JSONSerializer)
+        return queue
 
     def _forget(self, record: dict[str, Any], idem_key: str | None) -> None:
         """Undo the writes of a submit that was refused before queueing."""
@@ -251,8 +291,9 @@ class JobStore:
     @contextlib.contextmanager
     def admitting(self) -> Iterator[None]:
         """Hold the admission lock (across API processes): the memory check of a job and its
-        record in :meth:`committed` happen as one step, so two jobs are never admitted against
-        the same free memory. 503 with ``Retry-After`` when it cannot be had within 10 s."""
+        entry among the admitted jobs' memory happen as one step, so two jobs are never
+        admitted against the same free memory. 503 with ``Retry-After`` when it cannot be had
+        within 10 s."""
         lock = self.redis.lock(self.settings.key("admission", "lock"), timeout=10,
                                blocking_timeout=10)
         if not lock.acquire():
@@ -264,31 +305,19 @@ class JobStore:
             with contextlib.suppress(LockError):  # expired meanwhile: nothing to release
                 lock.release()
 
-    def committed(self) -> dict[str, int]:
-        """Memory the jobs admitted and not finished are estimated to take: ``host_bytes``,
-        ``device_bytes`` (entries of jobs that ended or expired are forgotten)."""
-        key = protocol.admitted_key(self.settings)
-        admitted = {i.decode(): json.loads(v) for i, v in self.redis.hgetall(key).items()}
-        if not admitted:
-            return {"host_bytes": 0, "device_bytes": 0}
-        statuses = self.redis.pipeline(transaction=False)
-        for job_id in admitted:
-            statuses.hget(self._key(job_id), "status")
-        total = {"host_bytes": 0, "device_bytes": 0}
-        for (job_id, memory), status in zip(admitted.items(), statuses.execute(), strict=True):
-            if status is None or json.loads(status) in protocol.FINISHED:
-                self.redis.hdel(key, job_id)
-                continue
-            for name in total:
-                total[name] += int(memory.get(name, 0))
-        return total
-
     def capacity(self) -> list[dict[str, Any]]:
-        """The live workers as admission sees them: the host and GPU memory each reports free,
-        less what the jobs admitted and not finished are estimated to take (:meth:`committed`:
-        a running job may already hold part of it, so this errs on the side of refusing)."""
-        committed = self.committed()
-        workers = self.live_workers()
+        """The live workers (sorted by name) as admission sees them: the host and GPU memory
+        each reports free, less what the jobs admitted and not finished are estimated to take
+        (entries of jobs that ended or expired are forgotten; a running job may already hold
+        part of it, so this errs on the side of refusing). One round trip (:data:`_CAPACITY`).
+        """
+        host, device, flat = self.redis.eval(
+            _CAPACITY, 2, protocol.admitted_key(self.settings),
+            protocol.workers_key(self.settings), self.settings.key("job", ""),
+            *protocol.worker_key(self.settings, "\0").split("\0"), *sorted(protocol.FINISHED))
+        committed = {"host_bytes": int(host), "device_bytes": int(device)}
+        workers = [json.loads(value) for _, value in sorted(zip(flat[::2], flat[1::2],
+                                                                strict=True))]
         for worker in workers:
             for free, taken in (("host_free_bytes", "host_bytes"),
                                 ("gpu_free_bytes", "device_bytes")):

@@ -82,6 +82,13 @@ class Settings(BaseSettings):
         100, ge=1, description="Requests per API key allowed at once above the average rate.")
     max_active_jobs_per_key: int = Field(
         1000, ge=0, description="Queued plus running jobs per API key (0 = no limit).")
+    admission_lock_bytes: int = Field(
+        0, ge=0, description=(
+            "A job whose host and GPU memory estimates are both at most this is admitted "
+            "without the admission lock: checked against the free memory read once at submit "
+            "and counted against later jobs all the same, but jobs submitted together may each "
+            "be admitted against the same free memory, overshooting by up to this much each "
+            "(0, the default: every job is checked again under the lock)."))
     log_format: str = Field("json", pattern="^(json|text)$",
                             description="`json` (one object a line) or `text` logs.")
     max_name_length: int = Field(
@@ -107,8 +114,8 @@ class Settings(BaseSettings):
                                                   "(default: at debug, i.e. not shown).")
     max_long_polls: int = Field(
         50, ge=0, description="Long-polls (GET /v1/jobs/{id}?wait=) one API process holds at "
-                              "once, each on a Redis connection of its own (the pool has 100); "
-                              "past it a poll is answered at once with Retry-After.")
+                              "once (they share one pub/sub connection); past it a poll is "
+                              "answered at once with Retry-After.")
     max_json_body_bytes: int = Field(
         1024**2, ge=1, description="Largest request body of every route but the upload (JSON "
                                    "bodies): 413 from Content-Length before it is read, or as "

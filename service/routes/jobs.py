@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Annotated, Any, Literal
 
@@ -12,8 +13,9 @@ from fastapi.concurrency import run_in_threadpool
 from graphgpu.kernels.core import protocol
 from graphgpu.service import results
 from graphgpu.service.admission import Admission, algorithm_and_params, graph_labels
-from graphgpu.service.deps import AppState, State, Who
+from graphgpu.service.deps import AppState, State, Who, current_caller, state
 from graphgpu.service.errors import NotFound, check_id
+from graphgpu.service.job_ends import JobEnds
 from graphgpu.service.limits import job_slots
 from graphgpu.service.schemas import (
     ErrorBody,
@@ -56,8 +58,7 @@ def job_out(record: dict[str, Any], st: AppState | None = None) -> dict[str, Any
                         **_ERRORS})
 def submit_job(
     body: JobRequest,
-    st: State,
-    who: Who,
+    request: Request,
     response: Response,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
@@ -65,15 +66,18 @@ def submit_job(
 
     The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
     """
+    # State and caller read here, not as dependencies: each plain-function dependency costs a
+    # hop to a worker thread, a good part of a small job's submit.
+    st, who = state(request), current_caller(request)
     check_id(body.graph_id, "graph", "graph_id")
-    labels = graph_labels(st, body.graph_id, None if who.admin else who.tenant)
+    visible = who.admin or st.owners.owns(body.graph_id, who.tenant)
+    labels = graph_labels(st, body.graph_id, visible)
     algorithm, params = algorithm_and_params(body.algorithm, body.params, st.settings, labels)
-    if not who.admin and not st.owners.owns(body.graph_id, who.tenant):
+    if not visible:
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
     admission = Admission(st, algorithm, params, body.graph_id, body.backend)
     estimate, memory = admission.check()
-    with st.jobs.admitting():  # memory counted and the job recorded as one step
-        admission.check_memory(st.jobs.capacity())
+    with admission.admitting():  # memory counted and the job recorded as one step
         record, created = st.jobs.submit(
             kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
             params=params.model_dump(mode="json"), backend=body.backend,
@@ -106,7 +110,6 @@ def list_jobs(
             responses=_ERRORS)
 async def get_job(
     job_id: str,
-    st: State,
     request: Request,
     response: Response,
     wait: Annotated[float, Query(ge=0, description=(
@@ -117,6 +120,7 @@ async def get_job(
 
     While the service holds `GRAPHGPU_MAX_LONG_POLLS` long-polls, a `wait` is answered at once
     with `Retry-After`, so waiting clients cannot starve other requests."""
+    st = state(request)  # not a dependency: no worker-thread hop (see submit_job)
     polls = _long_polls(request)
     if wait > 0 and polls.enter(st.settings.max_long_polls):
         try:
@@ -127,10 +131,18 @@ async def get_job(
         record = await run_in_threadpool(st.jobs.get, job_id)
         if wait > 0 and record["status"] not in protocol.FINISHED:
             response.headers["Retry-After"] = str(BUSY_RETRY_AFTER)
-            return await run_in_threadpool(job_out, record, st)
+            return await _job_out(record, st)
     if record["status"] not in protocol.FINISHED:
         response.headers["Retry-After"] = "1"
-    return await run_in_threadpool(job_out, record, st)
+    return await _job_out(record, st)
+
+
+async def _job_out(record: dict[str, Any], st: AppState) -> dict[str, Any]:
+    """:func:`job_out` of a polled job: on a worker thread only for a generator job (its
+    graph's id is looked up in the store)."""
+    if record.get("kind") == "generate":
+        return await run_in_threadpool(job_out, record, st)
+    return job_out(record, st)
 
 
 class LongPolls:
@@ -159,27 +171,37 @@ def _long_polls(request: Request) -> LongPolls:
     return polls
 
 
+def _job_ends(request: Request, st: AppState) -> JobEnds:
+    """The application's :class:`JobEnds`, made on the first long-poll (again for another
+    start of the application: it belongs to one event loop and connection pool)."""
+    ends = getattr(request.app.state, "job_ends", None)
+    if ends is None or ends.redis is not request.app.state.async_redis:
+        ends = request.app.state.job_ends = JobEnds(request.app.state.async_redis, st.settings)
+    return ends
+
+
 async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
                      ) -> dict[str, Any]:
     """The job's record once it has ended, or after ``seconds``.
 
-    Subscribes to the job's done channel (workers publish on it in the transaction that records
-    the final status) before reading the record, so an ending between the two is not missed.
+    Registers with the process's listener of job ends (workers publish on the job's done
+    channel in the script that records the final status) before reading the record, so an
+    ending between the two is not missed.
     """
-    pubsub = request.app.state.async_redis.pubsub()
+    deadline = time.monotonic() + seconds
     try:
-        await pubsub.subscribe(protocol.job_done_channel(st.settings, job_id))
-        record = await run_in_threadpool(st.jobs.get, job_id)
-        deadline = time.monotonic() + seconds
-        while record["status"] not in protocol.FINISHED:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            # Blocks on the socket; returns None at once for the subscribe confirmation.
-            if await pubsub.get_message(ignore_subscribe_messages=True, timeout=left):
+        async with _job_ends(request, st).watch(job_id, seconds) as ended:
+            record = await run_in_threadpool(st.jobs.get, job_id)
+            while record["status"] not in protocol.FINISHED:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                await asyncio.wait_for(ended.wait(), left)
+                ended.clear()
+                await _job_ends(request, st).ready(max(deadline - time.monotonic(), 0.001))
                 record = await run_in_threadpool(st.jobs.get, job_id)
-    finally:
-        await pubsub.aclose()
+    except TimeoutError:  # the wait ran out (or no listener in time): the job as it is now
+        record = await run_in_threadpool(st.jobs.get, job_id)
     return record
 
 

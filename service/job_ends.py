@@ -1,0 +1,106 @@
+"""What wakes long-polls (``GET /v1/jobs/{id}?wait=``): one pub/sub connection per API process.
+
+Workers publish a job's end on :func:`graphgpu.kernels.core.protocol.job_done_channel` in the
+script that records it. :class:`JobEnds` listens to every job's channel (one ``PSUBSCRIBE``) on
+one connection for all the process's long-polls, so a long-poll costs no connection, subscribe
+or unsubscribe of its own: it registers its job, reads the record, and is woken when the job
+ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from redis.asyncio import Redis as AsyncRedis
+
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.settings import Settings
+
+log = logging.getLogger("graphgpu.api")
+#: Pause before listening again after the pub/sub connection failed.
+RETRY_SECONDS = 0.5
+
+
+class JobEnds:
+    """The jobs this process's long-polls wait for, woken by one pub/sub listener.
+
+    Parameters
+    ----------
+    redis : redis.asyncio.Redis
+        The application's asynchronous connection pool (the listener takes one connection).
+    settings : Settings
+    """
+
+    def __init__(self, redis: AsyncRedis, settings: Settings) -> None:
+        self.redis = redis
+        self.pattern = protocol.job_done_channel(settings, "*")
+        self._around = protocol.job_done_channel(settings, "\0").encode().split(b"\0")
+        self.waiters: dict[str, set[asyncio.Event]] = {}
+        self.listening = asyncio.Event()  # set while the pattern is subscribed
+        self.task: asyncio.Task[None] | None = None
+
+    @contextlib.asynccontextmanager
+    async def watch(self, job_id: str, seconds: float) -> AsyncIterator[asyncio.Event]:
+        """An event set when the job ends, live from the moment it is yielded (read the record
+        after that: an end published before is in the record). It is also set when the
+        listener lost its connection, and so may have missed the end: wait
+        :meth:`ready` and read the record again. TimeoutError when the listener cannot
+        subscribe within ``seconds``."""
+        event = asyncio.Event()
+        self.waiters.setdefault(job_id, set()).add(event)
+        try:
+            await self.ready(seconds)
+            yield event
+        finally:
+            events = self.waiters.get(job_id, set())
+            events.discard(event)
+            if not events:
+                self.waiters.pop(job_id, None)
+
+    async def ready(self, seconds: float) -> None:
+        """Wait until the listener is subscribed (starting it when it is not running)."""
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._listen())
+        await asyncio.wait_for(self.listening.wait(), seconds)
+
+    async def _listen(self) -> None:
+        """Subscribe and wake the waiters of each job that ends, until cancelled; after a
+        failure, wake every waiter (an end may have been missed) and subscribe again."""
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.psubscribe(self.pattern)
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is None:
+                        continue
+                    if message["type"] == "psubscribe":
+                        self.listening.set()
+                    elif message["type"] == "pmessage":
+                        self._wake(message["channel"])
+            except Exception:
+                if not self.waiters:
+                    return  # (the finally runs) nobody waits, e.g. the pool closed at shutdown
+                log.warning("the long-polls' pub/sub listener failed; subscribing again",
+                            exc_info=True)
+            finally:
+                self.listening.clear()
+                for events in self.waiters.values():
+                    for event in events:
+                        event.set()
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            if not self.waiters:
+                return  # nobody waits: the next long-poll starts it again
+            await asyncio.sleep(RETRY_SECONDS)
+
+    def _wake(self, channel: bytes | str) -> None:
+        if isinstance(channel, str):
+            channel = channel.encode()
+        head, tail = self._around
+        job_id = channel[len(head):len(channel) - len(tail)].decode()
+        for event in self.waiters.get(job_id, ()):
+            event.set()

@@ -1,0 +1,96 @@
+"""The short submit path (issue 23): tiny jobs skip the admission lock, bigger ones still take it
+and count what is already admitted; long-polls share one pub/sub listener that survives losing
+its connection. Through the real API, on a real redis-server, without workers (jobs stay queued).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import PLUGIN, Stack, wait_until
+
+PATH_WITH_TAIL = "10 20\n20 30\n30 40\n20 50\n60 70\n"
+MIB = 1024**2
+
+
+@pytest.fixture(scope="module")
+def idle(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """An API without workers, tiny jobs up to 1 MiB, one fake GPU worker with 100 MiB free."""
+    stack = Stack(redis_url, tmp_path_factory.mktemp("submit"), admission_lock_bytes=str(MIB),
+                  extra_algorithm_modules=json.dumps([PLUGIN, "tests.support.memory_algorithm"]))
+    stack.start_api()
+    record = {"name": "fake-gpu", "backend": "gpu", "device": "Fake GPU", "host": "test",
+              "pid": 1, "started_at": time.time(), "gpu_free_bytes": 100 * MIB,
+              "gpu_total_bytes": 200 * MIB}
+    stack.redis.set(f"{stack.prefix}:worker:fake-gpu", json.dumps(record), px=600_000)
+    stack.redis.sadd(f"{stack.prefix}:workers", "fake-gpu")
+    yield stack
+    stack.stop()
+
+
+def _gpu_job(stack: Stack, graph_id: str, device_bytes: int):
+    return stack.submit(graph_id, "test_memory", {"device_bytes": device_bytes}, backend="gpu")
+
+
+def test_tiny_jobs_skip_the_admission_lock_and_big_ones_wait_for_it(idle: Stack) -> None:
+    graph = idle.upload(PATH_WITH_TAIL)["id"]
+    lock = f"{idle.prefix}:admission:lock"
+    assert idle.redis.set(lock, "held by the test", nx=True, px=60_000)
+    try:
+        tiny = _gpu_job(idle, graph, MIB)  # at the threshold: no lock
+        assert tiny.status_code == 202, tiny.text
+        admitted = idle.redis.hget(f"{idle.prefix}:jobs:admitted", tiny.json()["id"])
+        assert json.loads(admitted)["device_bytes"] == MIB  # counted against later jobs
+        big = _gpu_job(idle, graph, MIB + 1)  # past it: waits for the lock, 503 after 10 s
+        assert big.status_code == 503, big.text
+        assert big.json()["error"]["code"] == "admission_busy"
+    finally:
+        idle.redis.delete(lock)
+    assert _gpu_job(idle, graph, MIB + 1).status_code == 202
+    assert idle.http.delete(f"/v1/jobs/{tiny.json()['id']}").status_code == 200
+
+
+def test_admitted_memory_is_counted_until_the_job_ends(idle: Stack) -> None:
+    graph = idle.upload(PATH_WITH_TAIL + "80 90\n")["id"]
+    first = _gpu_job(idle, graph, 60 * MIB)
+    assert first.status_code == 202, first.text
+    second = _gpu_job(idle, graph, 60 * MIB)  # the first holds 60 of the 100 MiB
+    assert second.status_code == 413, second.text
+    assert second.json()["error"]["code"] == "insufficient_device_memory"
+    assert idle.http.delete(f"/v1/jobs/{first.json()['id']}").json()["status"] == "canceled"
+    again = _gpu_job(idle, graph, 60 * MIB)  # the canceled job's memory is free again
+    assert again.status_code == 202, again.text
+    idle.http.delete(f"/v1/jobs/{again.json()['id']}")
+
+
+def test_a_long_poll_answers_after_its_listener_lost_the_connection(idle: Stack) -> None:
+    graph = idle.upload(PATH_WITH_TAIL + "90 100\n")["id"]
+    job = idle.submit(graph, "bfs", {"source": 10}, backend="cpu").json()
+    answer: dict = {}
+
+    def poll() -> None:
+        response = idle.http.get(f"/v1/jobs/{job['id']}", params={"wait": 25}, timeout=60)
+        answer.update(response.json(), answered=time.monotonic())
+
+    waiter = threading.Thread(target=poll)
+    waiter.start()
+
+    def listening() -> bool:
+        return any(b"cmd=psubscribe" in line or b"psub=1" in line
+                   for line in idle.redis.execute_command("CLIENT LIST TYPE pubsub",
+                                                          NEVER_DECODE=True).splitlines())
+
+    wait_until(listening, timeout=10)
+    time.sleep(0.3)  # the long-poll has read the record and waits
+    idle.redis.execute_command("CLIENT KILL TYPE pubsub")  # the API subscribes again
+    wait_until(listening, timeout=10)
+    canceled = time.monotonic()
+    assert idle.http.delete(f"/v1/jobs/{job['id']}").json()["status"] == "canceled"
+    waiter.join(30)
+    assert answer["status"] == "canceled"
+    assert answer["answered"] - canceled < 10  # woken by the end, not by its 25 s running out
