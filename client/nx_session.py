@@ -12,6 +12,7 @@ Graphs changed by hand (``G[u][v]["weight"] = x``) need ``G.__networkx_cache__.c
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import hashlib
 import threading
@@ -166,6 +167,12 @@ class Session:
             self._client = Client(timeout=None)
         return self._client
 
+    def close(self) -> None:
+        """Close the connection (the next call opens a new one)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def algorithms(self) -> set[str]:
         if self._algorithms is None:
             self._algorithms = {a["name"] for a in self.client().algorithms()}
@@ -239,7 +246,14 @@ def reset() -> None:
     """Forget the connection, the algorithm list and the uploads (after changing
     ``GRAPHGPU_URL`` or ``GRAPHGPU_API_KEY``: the next call connects again)."""
     global session
+    session.close()
     session = Session()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    # An open keep-alive connection left to the garbage collector at exit is a ResourceWarning.
+    session.close()
 
 
 def current() -> Session:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import warnings
 
 import networkx as nx
@@ -187,6 +189,17 @@ def test_no_cache_warning_on_repeated_calls() -> None:
         for _ in range(3):
             nx.pagerank(g, backend=BACKEND)
             nx.core_number(g, backend=BACKEND)
+
+
+def test_no_connection_is_left_open_at_a_reset_or_at_exit(service) -> None:
+    script = ("import networkx as nx\nfrom graphgpu.client import nx_backend\n"
+              "g = nx.karate_club_graph()\nnx.pagerank(g, backend='graphgpu')\n"
+              "nx_backend.reset()\nnx.core_number(g, backend='graphgpu')\n")
+    run = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", script],
+                         env={**os.environ, "GRAPHGPU_URL": service.base_url},
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "ResourceWarning" not in run.stderr, run.stderr
 
 
 def test_served_calls_dispatch_no_networkx_function(monkeypatch) -> None:
