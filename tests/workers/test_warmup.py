@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.workers import warmup
+
+
+class InProcessPool:
+    """The compile pool's interface, run here: records what the helper processes would get
+    (``(backends, share)`` per submit) and runs nothing. Called like the pool's class."""
+
+    def __init__(self) -> None:
+        self.submitted: list[tuple[object, tuple[str, ...]]] = []
+
+    def __call__(self, *args: object, **kwargs: object) -> InProcessPool:
+        return self
+
+    def __enter__(self) -> InProcessPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def submit(self, fn: object, backends: object, share: tuple[str, ...]) -> Future:
+        self.submitted.append((backends, share))
+        future: Future = Future()
+        future.set_result(None)
+        return future
 
 
 def test_kernel_cache_goes_under_the_data_dir_unless_set(tmp_path: Path,
@@ -64,32 +88,12 @@ def test_a_matching_stamp_skips_the_parallel_pass(kernels: Path,
 
 def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    shares: list[tuple[str, ...]] = []
-
-    class InProcess:
-        """The pool's interface, run here: which shares would the helpers get?"""
-
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            pass
-
-        def __enter__(self) -> InProcess:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            pass
-
-        def submit(self, fn: object, backend: str, share: tuple[str, ...]) -> object:
-            from concurrent.futures import Future
-
-            shares.append(share)
-            future: Future = Future()
-            future.set_result(None)
-            return future
-
-    monkeypatch.setattr(warmup, "ProcessPoolExecutor", InProcess)
+    pool = InProcessPool()
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
     assert warmup.precompile("cpu", processes=1) is False  # no gain: nothing runs
-    assert not shares
+    assert not pool.submitted
     assert warmup.precompile("cpu", processes=2) is True
+    shares = [share for _, share in pool.submitted]
     names = [name for share in shares for name in share]
     from graphgpu.kernels.core.registry import algorithms
 
@@ -112,31 +116,12 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
     each backend gets its stamp, and a second start runs nothing."""
     monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
-    submitted: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
-
-    class InProcess:
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            pass
-
-        def __enter__(self) -> InProcess:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            pass
-
-        def submit(self, fn: object, backends: tuple[str, ...],
-                   share: tuple[str, ...]) -> object:
-            from concurrent.futures import Future
-
-            submitted.append((backends, share))
-            future: Future = Future()
-            future.set_result(None)
-            return future
-
-    monkeypatch.setattr(warmup, "ProcessPoolExecutor", InProcess)
+    pool = InProcessPool()
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
     assert warmup.precompile("gpu", "cpu", processes=2) is True
     from graphgpu.kernels.core.registry import algorithms
 
+    submitted = pool.submitted
     assert {backends for backends, _ in submitted} == {("gpu", "cpu")}
     names = [name for _, share in submitted for name in share]
     assert sorted(names) == sorted(algorithms()) and () in [share for _, share in submitted]
