@@ -2,9 +2,10 @@
 
 Generators number their nodes ``0..n-1`` and keep every node, so :func:`build_graph`'s
 relabelling is the identity and its global sort of ``m`` 64-bit keys on the host is the whole
-cost (30 s of the 42 s rmat24 took). Here the CPU sorts each row on its own after a counting
-sort by row (O(m) plus short sorts, one compiled pass), and the GPU sorts the arcs on the device
-(CUB's radix sort through CuPy) and copies only the finished CSR back. Both give exactly the
+cost (30 s of the 42 s rmat24 took). Here the CPU builds the rows with the upload's parallel
+bucket build (:func:`graphgpu.kernels.core.csr.undirected_csr`, no relabelling), and the GPU
+sorts the arcs on the device (CUB's radix sort through CuPy) and copies only the finished CSR
+back. Both give exactly the
 graph ``build_graph(src, dst, extra_nodes=arange(n))`` gives: symmetrised, no self-loops, no
 duplicates, rows ascending.
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from graphgpu.kernels.core import csr
 from graphgpu.kernels.core.device import cupy
 from graphgpu.kernels.core.errors import LimitExceeded
 from graphgpu.kernels.core.graph import (
@@ -28,45 +29,6 @@ from graphgpu.kernels.core.graph import (
 from graphgpu.kernels.core.registry import EdgeSet
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.generators.arrays import on_device, to_host
-
-
-@numba.njit(cache=True, nogil=True)
-def _csr_by_rows(src, dst, n):
-    """Counting sort of both arcs of every non-loop edge into rows, then each row sorted and its
-    repeats dropped, compacted in place: ``(indptr, indices, self_loops)``."""
-    start = np.zeros(n + 1, np.int64)
-    loops = 0
-    for e in range(src.size):
-        if src[e] == dst[e]:
-            loops += 1
-        else:
-            start[src[e] + 1] += 1
-            start[dst[e] + 1] += 1
-    for r in range(n):
-        start[r + 1] += start[r]
-    arcs = np.empty(start[n], np.int32)
-    fill = start[:-1].copy()
-    for e in range(src.size):
-        u, v = src[e], dst[e]
-        if u != v:
-            arcs[fill[u]] = v
-            fill[u] += 1
-            arcs[fill[v]] = u
-            fill[v] += 1
-    indptr = np.empty(n + 1, np.int64)
-    out = 0
-    for r in range(n):
-        row = arcs[start[r]:start[r + 1]]
-        row.sort()
-        indptr[r] = out
-        previous = -1
-        for k in range(row.size):  # out never passes the slot being read
-            if row[k] != previous:
-                previous = row[k]
-                arcs[out] = previous
-                out += 1
-    indptr[n] = out
-    return indptr, arcs[:out].copy(), loops
 
 
 def arc_keys(xp: Any, src: Any, dst: Any, n: int) -> tuple[Any, int]:
@@ -116,8 +78,11 @@ def graph_from_edges(edges: EdgeSet, settings: Settings) -> tuple[Graph, Normali
         del edges  # the last reference (generate_graph passes it on): the ids go before the sort
         indptr, indices = (to_host(a) for a in csr_from_keys(cupy(), keys, n))
     else:
-        indptr, indices, loops = _csr_by_rows(np.asarray(edges.src, np.int64),
-                                              np.asarray(edges.dst, np.int64), n)
+        src, dst = np.asarray(edges.src, np.int64), np.asarray(edges.dst, np.int64)
+        edge = src != dst
+        loops = int(src.size - np.count_nonzero(edge))
+        indptr, indices, _ = csr.undirected_csr(src[edge], dst[edge], np.empty(0), n,
+                                                INDEX_DTYPE, OFFSET_DTYPE)
     m = int(indices.size) // 2
     if m > settings.max_edges:
         raise LimitExceeded(f"{m} edges exceed the limit {settings.max_edges}",
