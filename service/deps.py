@@ -40,8 +40,18 @@ def current_caller(request: Request) -> Caller:
     return request.state.caller
 
 
+# The dependencies are coroutines only so that FastAPI calls them on the event loop: a plain
+# function dependency costs every request a hop to a worker thread and back.
+async def _state_dependency(request: Request) -> AppState:
+    return state(request)
+
+
+async def _caller_dependency(request: Request) -> Caller:
+    return current_caller(request)
+
+
 #: The application's state, as a route parameter (``st: State``); calling ``State(...)`` builds
 #: an :class:`AppState`.
-State = Annotated[AppState, Depends(state)]
+State = Annotated[AppState, Depends(_state_dependency)]
 #: The request's caller, as a route parameter (``who: Who``).
-Who = Annotated[Caller, Depends(current_caller)]
+Who = Annotated[Caller, Depends(_caller_dependency)]

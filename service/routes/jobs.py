@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from graphgpu.kernels.core import protocol
 from graphgpu.service import results
 from graphgpu.service.admission import Admission, algorithm_and_params, graph_labels
-from graphgpu.service.deps import AppState, State, Who, current_caller, state
+from graphgpu.service.deps import AppState, State, Who
 from graphgpu.service.errors import NotFound, check_id
 from graphgpu.service.job_ends import JobEnds
 from graphgpu.service.limits import job_slots
@@ -58,7 +58,8 @@ def job_out(record: dict[str, Any], st: AppState | None = None) -> dict[str, Any
                         **_ERRORS})
 def submit_job(
     body: JobRequest,
-    request: Request,
+    st: State,
+    who: Who,
     response: Response,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
@@ -66,9 +67,6 @@ def submit_job(
 
     The same `Idempotency-Key` with the same body returns the same job; with another body, 422.
     """
-    # State and caller read here, not as dependencies: each plain-function dependency costs a
-    # hop to a worker thread, a good part of a small job's submit.
-    st, who = state(request), current_caller(request)
     check_id(body.graph_id, "graph", "graph_id")
     visible = who.admin or st.owners.owns(body.graph_id, who.tenant)
     labels = graph_labels(st, body.graph_id, visible)
@@ -110,6 +108,7 @@ def list_jobs(
             responses=_ERRORS)
 async def get_job(
     job_id: str,
+    st: State,
     request: Request,
     response: Response,
     wait: Annotated[float, Query(ge=0, description=(
@@ -120,7 +119,6 @@ async def get_job(
 
     While the service holds `GRAPHGPU_MAX_LONG_POLLS` long-polls, a `wait` is answered at once
     with `Retry-After`, so waiting clients cannot starve other requests."""
-    st = state(request)  # not a dependency: no worker-thread hop (see submit_job)
     polls = _long_polls(request)
     if wait > 0 and polls.enter(st.settings.max_long_polls):
         try:
