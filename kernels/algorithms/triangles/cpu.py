@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import scipy.sparse
 
-from graphgpu.kernels.algorithms.common.dag import degree_dag
+from graphgpu.kernels.algorithms.common.dag import degree_dag, degree_rank
 from graphgpu.kernels.algorithms.triangles import driver
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -74,7 +74,7 @@ def triangles(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResul
     progress(0.0, "triangles: orienting")
     dptr, dadj = degree_dag(np, graph.indptr, graph.indices)
     progress(0.2, "triangles: counting")
-    triangles = dag_triangles(dptr, dadj)[driver.degree_rank(np, graph.indptr)]
+    triangles = dag_triangles(dptr, dadj)[degree_rank(np, graph.indptr)]
     degrees = graph.degrees()
     progress(1.0, "triangles: done")
     return driver.result(triangles, driver.clustering(np, triangles, degrees), degrees)

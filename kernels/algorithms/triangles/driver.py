@@ -1,4 +1,4 @@
-"""What a ``triangles`` job does on either backend: DAG ranks, clustering, the result.
+"""What a ``triangles`` or ``clustering`` job does on either backend: clustering, the results.
 
 The functions take the array module (NumPy or CuPy) so that :mod:`.cpu` and :mod:`.gpu` share
 them.
@@ -10,13 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.common.dag import degree_rank
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-__all__ = ["clustering", "clustering_result", "cube_rooted", "degree_rank", "fagiolo", "result",
-           "row_chunks", "weight_scale"]
+__all__ = ["clustering", "clustering_result", "cube_rooted", "fagiolo", "result", "row_chunks",
+           "weight_scale"]
 
 
 def clustering(xp: Any, triangles: Any, degrees: Any) -> Any:

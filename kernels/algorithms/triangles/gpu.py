@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphgpu.kernels.algorithms.common.dag import device_degree_dag
+from graphgpu.kernels.algorithms.common.dag import degree_rank, device_degree_dag
 from graphgpu.kernels.algorithms.common.in_csr import device_in_csr
 from graphgpu.kernels.algorithms.triangles import driver
 from graphgpu.kernels.core.cuda import grid_for, kernels, sm_count
@@ -69,7 +69,7 @@ def triangles(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResul
     cp = cupy()
     progress(0.0, "triangles: orienting and counting")
     indptr = on_device(graph).indptr
-    counts = rank_triangles(graph)[driver.degree_rank(cp, indptr)]
+    counts = rank_triangles(graph)[degree_rank(cp, indptr)]
     local = driver.clustering(cp, counts, cp.diff(indptr))
     progress(1.0, "triangles: done")
     return driver.result(counts.get(), local.get(), graph.degrees())
