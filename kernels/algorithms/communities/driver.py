@@ -115,9 +115,14 @@ def _segment_sums(xp: Any, keys: Any, values: Any) -> tuple[Any, Any]:
 
 
 def _dense(xp: Any, labels: Any) -> tuple[Any, int]:
-    """Labels renumbered 0..k-1 in ascending order of label, and k."""
-    distinct, inverse = xp.unique(labels, return_inverse=True)
-    return inverse.reshape(-1).astype(xp.int32), int(distinct.shape[0])
+    """Labels (node ids of their level: 0 <= label < len(labels)) renumbered 0..k-1 in
+    ascending order of label, and k: what ``unique(return_inverse=True)`` gives, by marking the
+    labels present and a prefix sum instead of a sort (7 ms of a Leiden run on rmat20)."""
+    n = int(labels.shape[0])
+    present = xp.zeros(n, dtype=xp.int32)
+    present[labels] = 1
+    rank = xp.cumsum(present, dtype=xp.int32)
+    return rank[labels] - 1, int(rank[-1]) if n else 0
 
 
 def aggregate_sorted(xp: Any, rows: Any, indices: Any, w: Any, group: Any, count: int
@@ -214,12 +219,17 @@ def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2:
     """Local moving of one level's nodes from the partition ``comm`` (in place)."""
     indptr, indices, w, k = level
     n = int(indptr.shape[0]) - 1
-    labels, sums = _segment_sums(xp, comm, k)
-    sigma = xp.zeros(n, dtype=xp.int64)
-    sigma[labels] = sums
+    sigma = _community_totals(xp, comm, k, n)
     size = xp.bincount(comm, minlength=n).astype(xp.int32)
     ops.local_move(indptr, indices, w, comm, k, sigma, size, None, params.resolution, m2, salt,
                    MAX_SWEEPS, divisor)
+
+
+def _community_totals(xp: Any, comm: Any, k: Any, n: int) -> Any:
+    """Each community's total of ``k`` (int64, ``n`` communities). Every partial sum is an
+    integer of at most 2**FIXED_BITS (the total weight), so bincount's float64 sums are exact in
+    any order: no sort of the labels (9 ms of a Leiden run on rmat20)."""
+    return xp.bincount(comm, weights=k.astype(xp.float64), minlength=n).astype(xp.int64)
 
 
 def _number(xp: Any, labels: Any) -> Any:

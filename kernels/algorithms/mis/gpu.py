@@ -12,7 +12,8 @@ completion phase's rounds in one persistent launch instead (``mis_rounds``, grid
 rounds; it stops by itself), read back once: there a launch per round cost more than the round.
 The run's start (counters zeroed, ``mis_init``'s pass) is folded into that launch, and the kernel
 copies the counters the host reads into pinned host memory, so a run without reductions is one
-launch and one stream sync.
+launch and one stream sync; a launch seen before (the same run again on the same graph) is
+replayed from a recorded CUDA graph (:class:`graphgpu.kernels.core.cuda.Replays`).
 :func:`mis_gpu` is the entry point the registry holds.
 
 CuPy is imported on first use (:func:`graphgpu.kernels.core.device.cupy`), so this module imports
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.mis import driver
-from graphgpu.kernels.core.cuda import kernels, resident_blocks, sm_count
+from graphgpu.kernels.core.cuda import Replays, kernels, resident_blocks, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -143,6 +144,8 @@ class GpuEngine:
             self.counts = np.frombuffer(self.pinned, dtype=np.int32, count=SLOTS * self.batch + 2)
         #: Whether start() is still to be launched: the next mis_rounds launch takes it along.
         self.start_pending = False
+        #: mis_rounds launches recorded as CUDA graphs, by their arguments.
+        self.replays = Replays()
 
     # -- launching -------------------------------------------------------------------------------
 
@@ -232,37 +235,45 @@ class GpuEngine:
             batch = 1
         self._ensure(r + batch)
         if self.persistent:  # the same passes in one launch (mis.cu's mis_rounds)
-            self.fn["mis_rounds"](self.round_grid, (THREADS,), (
-                *self.graph_args, *self.light, *self.heavy, self.static_heavy, self.ctl,
+            start, ctl = self.start_pending, self.ctl
+            # Replayed as a CUDA graph when the same launch comes again (the same run on the
+            # same graph): CuPy's launch of these 23 arguments cost as much as the kernel.
+            key = (r, batch, r0, f, salt, use_degree, recount_first, self.all_round, start,
+                   ctl.data.ptr, ctl.size)
+            self.replays.launch(key, lambda: self.fn["mis_rounds"](self.round_grid, (THREADS,), (
+                *self.graph_args, *self.light, *self.heavy, self.static_heavy, ctl,
                 self.barrier, np.int32(r), np.int32(batch), np.int32(r0), np.int32(f),
                 np.uint32(salt), np.int32(use_degree), np.int32(recount_first),
-                np.int32(self.all_round), np.int32(self.round_heavy_blocks),
-                np.int32(self.start_pending), np.int32(self.ctl.size), np.uint64(self.pinned.ptr)))
+                np.int32(self.all_round), np.int32(self.round_heavy_blocks), np.int32(start),
+                np.int32(ctl.size), np.uint64(self.pinned.ptr))))
             self.start_pending = False
             self.cp.cuda.get_current_stream().synchronize()
-            counts = self.counts.copy()
-        else:
-            self._launch_start()
-            for rr in range(r, r + batch):
-                k = rr - r0
-                if use_degree and ((k == 0 and recount_first) or (k > 0 and f > 0
-                                                                  and k % f == 0)):
-                    self._visit("mis_degree", rr, rr + 1, self.aux, np.int32(-1))
-                self._visit("mis_select", rr, rr + 1, np.uint32(2 * rr + 1), np.uint32(salt),
-                            np.int32(use_degree))
-            # Counters of the batch's rounds and the list sizes of the round after it.
-            counts = self.ctl[SLOTS * r:SLOTS * (r + batch) + 2].get()
-        live, wins = counts[2::SLOTS], counts[3::SLOTS]
-        listed = counts[SLOTS::SLOTS] + counts[SLOTS + 1::SLOTS]  # for the round after each
-        self.phase_live = self.phase_live or int(live[0])
-        self.last_live = int(live[-1])
-        ends = np.flatnonzero((live == 0) | (listed == 0))
-        if ends.size == 0:
-            return r + batch, live.tolist(), int(wins.sum()), False
-        i = int(ends[0])
-        if live[i] == 0:  # nothing was live: round r+i did not happen
-            return r + i, live[:i].tolist(), int(wins.sum()), True
-        return r + i + 1, live[:i + 1].tolist(), int(wins.sum()), True  # none left after it
+            return self._read_counts(r, self.counts.tolist())
+        self._launch_start()
+        for rr in range(r, r + batch):
+            k = rr - r0
+            if use_degree and ((k == 0 and recount_first) or (k > 0 and f > 0 and k % f == 0)):
+                self._visit("mis_degree", rr, rr + 1, self.aux, np.int32(-1))
+            self._visit("mis_select", rr, rr + 1, np.uint32(2 * rr + 1), np.uint32(salt),
+                        np.int32(use_degree))
+        # Counters of the batch's rounds and the list sizes of the round after it.
+        return self._read_counts(r, self.ctl[SLOTS * r:SLOTS * (r + batch) + 2].get().tolist())
+
+    def _read_counts(self, r: int, counts: list[int]) -> tuple[int, list[int], int, bool]:
+        """run_rounds' answer from the counters of a batch of rounds starting at ``r`` (SLOTS a
+        round, then the list sizes of the round after the batch); plain Python on a list: on a
+        small graph NumPy's calls on these few numbers cost more than the rounds."""
+        batch = (len(counts) - 2) // SLOTS
+        live = counts[2::SLOTS][:batch]
+        wins = sum(counts[3::SLOTS])
+        self.phase_live = self.phase_live or live[0]
+        self.last_live = live[-1]
+        for i in range(batch):
+            if live[i] == 0:  # nothing was live: round r+i did not happen
+                return r + i, live[:i], wins, True
+            if counts[SLOTS * (i + 1)] + counts[SLOTS * (i + 1) + 1] == 0:
+                return r + i + 1, live[:i + 1], wins, True  # none left after it
+        return r + batch, live, wins, False
 
     def improve(self) -> int:
         return 0  # local search is CPU-only

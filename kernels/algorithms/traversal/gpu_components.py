@@ -6,7 +6,8 @@ are separated by grid barriers: a small graph's run was launch bound (nine launc
 a 5k-node graph against ECL-CC's 0.07 ms). The only host sync is the component count read by
 :meth:`DeviceComponents.result`, which the kernel writes straight into pinned host memory. A
 graph with an id keeps its run's buffers (:func:`components_device`), so a run on it allocates
-nothing: one launch and one stream sync.
+nothing: one launch (from the second run on, the replay of a recorded CUDA graph) and one stream
+sync.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.core.cuda import kernels, resident_blocks, sm_count
+from graphgpu.kernels.core.cuda import Replays, kernels, resident_blocks, sm_count
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
 
@@ -87,14 +88,18 @@ class DeviceComponents:
         # Blocks that fit on a multiprocessor at once: the grid barriers need them all resident.
         per_sm = resident_blocks(self.kernel, CC_THREADS, CC_BLOCKS_PER_SM)
         self.grid = (max(1, min(per_sm * sm_count(), -(-n // CC_THREADS))),)
+        self.replays = Replays()
+        self.sizes, self.sizes_count = self.component_size[:0], 0
 
     def launch(self, first: int, last: int) -> None:
-        """Queue phases ``first`` to ``last`` (indices into :attr:`PHASES`) as one launch."""
+        """Queue phases ``first`` to ``last`` (indices into :attr:`PHASES`) as one launch,
+        replayed as a CUDA graph from its second time on (CuPy's launch of the arguments took
+        longer than a small graph's whole run)."""
         dg = self.dg
-        self.kernel(self.grid, (CC_THREADS,), (
+        self.replays.launch((first, last), lambda: self.kernel(self.grid, (CC_THREADS,), (
             dg.indptr, dg.indices, np.int32(dg.n), np.int64(dg.indices.shape[0]),
             np.int32(CC_TILE), np.int32(self.tiles), self.scratch, self.component_size,
-            np.int32(first), np.int32(last), np.uint64(self.pinned.ptr)))
+            np.int32(first), np.int32(last), np.uint64(self.pinned.ptr))))
 
     def phase(self, name: str) -> None:
         """Queue one phase (phases must be queued in :attr:`PHASES` order)."""
@@ -105,7 +110,10 @@ class DeviceComponents:
         """Device ``(label, sizes)``: int32 per node, int64 per component (waits for the count,
         which the label phase writes)."""
         cupy().cuda.get_current_stream().synchronize()
-        return self.label, self.component_size[:int(self.count[0])]
+        count = int(self.count[0])
+        if count != self.sizes_count:  # a view made once per count: CuPy's slicing is slow
+            self.sizes, self.sizes_count = self.component_size[:count], count
+        return self.label, self.sizes
 
     def run(self) -> tuple[Any, Any]:
         """All phases in one launch, then :meth:`result`."""

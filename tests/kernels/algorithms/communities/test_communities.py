@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from graphgpu.kernels.algorithms.communities import CommunityParams
+from graphgpu.kernels.algorithms.communities import CommunityParams, driver
 from graphgpu.kernels.algorithms.communities import cpu as host
 from graphgpu.kernels.algorithms.communities import gpu as device
 from graphgpu.kernels.algorithms.communities.driver import modularity
@@ -118,6 +118,21 @@ def test_edge_cases() -> None:
         host.leiden(negative, CommunityParams(), no_progress)
     with pytest.raises(ValidationError):
         CommunityParams(resolution=0)
+
+
+def test_dense_labels_and_community_totals_as_by_sorting() -> None:
+    """The driver's renumbering and community totals (no sorts) give what the sorts gave."""
+    rng = np.random.default_rng(3)
+    for n, spread in ((1, 1), (50, 5), (1000, 1000), (1000, 37)):
+        labels = rng.integers(0, spread, n).astype(np.int32)
+        dense, count = driver._dense(np, labels)
+        distinct, inverse = np.unique(labels, return_inverse=True)
+        np.testing.assert_array_equal(dense, inverse)
+        assert dense.dtype == np.int32 and count == distinct.shape[0]
+        k = rng.integers(0, 2 ** 52 // n, n).astype(np.int64)
+        totals = np.zeros(n, dtype=np.int64)
+        np.add.at(totals, labels, k)
+        np.testing.assert_array_equal(driver._community_totals(np, labels, k, n), totals)
 
 
 @pytest.mark.gpu

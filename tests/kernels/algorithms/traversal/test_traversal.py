@@ -267,6 +267,26 @@ def tiers_graph(seed: int) -> Graph:
 
 @pytest.mark.gpu
 @needs_gpu
+def test_gpu_components_replayed_runs_agree() -> None:
+    """Runs on a graph with an id reuse its buffers and, from the second on, replay the launch
+    recorded as a CUDA graph: every run gives the first run's labels and sizes."""
+    import dataclasses
+
+    import cupy as cp
+
+    from graphgpu.kernels.algorithms.traversal.gpu_components import _runs, components_device
+
+    graph = dataclasses.replace(tiers_graph(9), graph_id="test-cc-replays")
+    expected = components_cpu(graph, ComponentsParams(), no_progress)
+    for _ in range(4):
+        label, sizes = components_device(graph)
+        np.testing.assert_array_equal(cp.asnumpy(label), expected.node_values["label"])
+        np.testing.assert_array_equal(cp.asnumpy(sizes), expected.arrays["sizes"])
+    assert len(_runs[graph.graph_id].replays.graphs) == 1  # recorded, not fallen back
+
+
+@pytest.mark.gpu
+@needs_gpu
 def test_gpu_components_phase_by_phase() -> None:
     """Each phase leaves the state it documents: after flatten every node points at the
     smallest member of its component; then labels and sizes are the CPU's."""
