@@ -268,6 +268,38 @@ extern "C" __global__ void cm_apply(const int* __restrict__ nodes, int count,
     for (i64 j = indptr[i] + lane; j < indptr[i + 1]; j += 32) later[indices[j]] = 1;
 }
 
+// The next sweep's awake nodes of the warp list (later[i] set, rows of at most hub_degree arcs),
+// appended with one atomic per warp. Their order varies from run to run, which no result
+// depends on: a decision reads only the sweep's starting state, apply's sums are exact integer
+// atomics and its marks are idempotent. The count goes to counter (the host reads it with the
+// sweep's moves: one sync a sweep).
+extern "C" __global__ void cm_awake(const i64* __restrict__ indptr, int n, int hub_degree,
+                                    const char* __restrict__ later, int* __restrict__ out,
+                                    u64* __restrict__ counter) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool take = i < n && later[i] && indptr[i + 1] - indptr[i] <= hub_degree;
+    const unsigned mask = __ballot_sync(FULL_MASK, take);
+    if (!mask) return;
+    const int lane = threadIdx.x & 31, leader = __ffs(mask) - 1;
+    u64 base = 0;
+    if (lane == leader) base = atomicAdd(counter, (u64)__popc(mask));
+    base = __shfl_sync(FULL_MASK, base, leader);
+    if (take) out[base + __popc(mask & ((1u << lane) - 1))] = i;
+}
+
+// Each community's modularity term, internal / arcs - res * (degree / arcs)^2, the IEEE
+// operations NumPy does on the CPU (no FMA: --fmad=false), so that the host's sum of the terms
+// is the CPU backend's value; one array of doubles comes back instead of two of counts.
+extern "C" __global__ void cm_modularity_terms(const i64* __restrict__ internal,
+                                               const i64* __restrict__ degree, int count,
+                                               double arcs, double res,
+                                               double* __restrict__ out) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= count) return;
+    const double d = (double)degree[c] / arcs;
+    out[c] = (double)internal[c] / arcs - res * (d * d);
+}
+
 // Component labels inside communities by union-find (as ECL-CC, Jaiganesh & Burtscher 2018): a
 // root is only ever hooked under a smaller one, so parent[x] <= x and each tree's root is the
 // smallest node id of its component, whatever the order of the hooks. Path halving by plain

@@ -163,9 +163,16 @@ def community_arcs(indptr: np.ndarray, indices: np.ndarray, comm: np.ndarray, co
             np.bincount(src, minlength=count))
 
 
+def modularity_terms(internal: np.ndarray, degree: np.ndarray, arcs: int, resolution: float
+                     ) -> np.ndarray:
+    """Each community's term of the modularity of an unweighted graph (float64): its arcs
+    inside over all arcs, less the resolution times the square of its share of the arcs."""
+    return internal / arcs - resolution * (degree / arcs) ** 2
+
+
 OPS = driver.Ops(xp=np, csr=_csr, rows=rows, aggregate=aggregate,
-                 community_arcs=community_arcs, local_move=local_move,
-                 components=components, to_host=np.asarray)
+                 community_arcs=community_arcs, modularity_terms=modularity_terms,
+                 local_move=local_move, components=components, to_host=np.asarray)
 
 
 def louvain(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

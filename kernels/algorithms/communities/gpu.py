@@ -22,7 +22,7 @@ CUDA_SOURCE = Path(__file__).with_name("communities.cu")
 #: NVRTC options: no contraction of a * b + c into an FMA, so gains round as on the CPU.
 OPTIONS = ("--fmad=false",)
 NAMES = ("cm_decide", "cm_decide_hub", "cm_apply", "cm_link", "cm_flatten", "cm_rows",
-         "cm_aggregate", "cm_community_arcs")
+         "cm_aggregate", "cm_community_arcs", "cm_awake", "cm_modularity_terms")
 THREADS = 256  # DECIDE_THREADS in the source
 #: Threads of ``cm_decide_hub`` (``HUB_THREADS`` in the source): a block per hub.
 HUB_THREADS = 1024
@@ -40,7 +40,8 @@ def local_move(indptr: Any, indices: Any, w: Any, comm: Any, k: Any, sigma: Any,
 
     Each sweep decides for the awake nodes only (all at first, then the movers and their
     neighbours, and the resting half's), hubs a block each, the others a warp each. The hubs
-    are listed once (their kernels skip the sleeping ones), the awake others each sweep.
+    are listed once (their kernels skip the sleeping ones), the awake others each sweep by
+    ``cm_awake`` after the moves, whose count comes back with the moves (one host sync a sweep).
     """
     cp = cupy()
     kern = _k()
@@ -53,31 +54,36 @@ def local_move(indptr: Any, indices: Any, w: Any, comm: Any, k: Any, sigma: Any,
     later = cp.zeros(n, dtype=cp.bool_)
     light_row = indptr[1:] - indptr[:-1] <= HUB_DEGREE
     hubs = cp.flatnonzero(~light_row).astype(cp.int32)
-    moved = cp.zeros(1, dtype=cp.uint64)
+    light = cp.flatnonzero(light_row).astype(cp.int32)  # the first sweep's: every light node
+    count = int(light.shape[0])
+    next_light = cp.empty_like(light)
+    counters = cp.zeros(2, dtype=cp.uint64)  # nodes moved, awake light nodes listed
     refine = part is not None
     sweeps = 0
     for sweep in range(max_sweeps):
         sweeps += 1
-        light = cp.flatnonzero(active & light_row).astype(cp.int32)
         args = (indptr, indices, w, comm, k, sigma, size, part if refine else comm,
                 np.int32(refine), np.float64(res), np.float64(m2), keys, vals, active,
                 np.uint32(salt), np.uint32(sweep), later)
         if hubs.shape[0]:
             kern["cm_decide_hub"]((int(hubs.shape[0]),), (HUB_THREADS,), (hubs, *args, target))
-        if light.shape[0]:
-            kern["cm_decide"](grid_for(32 * int(light.shape[0]), THREADS), (THREADS,), (
-                light, np.int32(light.shape[0]), *args, target))
-        moved.fill(0)
-        for nodes in (hubs, light):
-            if nodes.shape[0]:
-                kern["cm_apply"](grid_for(32 * int(nodes.shape[0]), THREADS), (THREADS,), (
-                    nodes, np.int32(nodes.shape[0]), indptr, indices, active, target, comm, k,
-                    sigma, size, later, moved))
-        done = int(moved.get()[0])
+        if count:
+            kern["cm_decide"](grid_for(32 * count, THREADS), (THREADS,), (
+                light, np.int32(count), *args, target))
+        counters.fill(0)
+        for nodes, listed in ((hubs, int(hubs.shape[0])), (light, count)):
+            if listed:
+                kern["cm_apply"](grid_for(32 * listed, THREADS), (THREADS,), (
+                    nodes, np.int32(listed), indptr, indices, active, target, comm, k,
+                    sigma, size, later, counters))
+        kern["cm_awake"](grid_for(n, THREADS), (THREADS,), (
+            indptr, np.int32(n), np.int32(HUB_DEGREE), later, next_light, counters[1:]))
+        done, count = (int(x) for x in counters.get())
         if done == 0 or done * stop_divisor < n:
             break
         active, later = later, active
         later.fill(0)
+        light, next_light = next_light, light
     return sweeps
 
 
@@ -140,6 +146,16 @@ def community_arcs(indptr: Any, indices: Any, comm: Any, count: int) -> tuple[An
     return internal, degree
 
 
+def modularity_terms(internal: Any, degree: Any, arcs: int, resolution: float) -> Any:
+    """Each community's term of the modularity, as :func:`.cpu.modularity_terms` (float64)."""
+    cp = cupy()
+    count = int(internal.shape[0])
+    out = cp.empty(count, dtype=cp.float64)
+    _k()["cm_modularity_terms"](grid_for(count, THREADS), (THREADS,), (
+        internal, degree, np.int32(count), np.float64(arcs), np.float64(resolution), out))
+    return out
+
+
 def _csr(graph: Graph) -> tuple[Any, Any]:
     dg = on_device(graph)  # kept on the device for a stored graph
     return dg.indptr, dg.indices
@@ -148,7 +164,8 @@ def _csr(graph: Graph) -> tuple[Any, Any]:
 def _ops() -> driver.Ops:
     cp = cupy()
     return driver.Ops(xp=cp, csr=_csr, rows=rows, aggregate=aggregate,
-                      community_arcs=community_arcs, local_move=local_move,
+                      community_arcs=community_arcs, modularity_terms=modularity_terms,
+                      local_move=local_move,
                       components=components, to_host=cp.asnumpy)
 
 
