@@ -147,6 +147,43 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
                   objectives, run)
 
 
+def gpu_starts_seconds(graph: Graph, k: int, starts: int, on_gpu: bool = True) -> float:
+    """Estimated seconds of ``starts`` GPU CND* starts (waves of :func:`concurrent_starts`)."""
+    wave = concurrent_starts(on_gpu)
+    return -(-starts // wave) * gpu_wave_seconds(graph, k, min(starts, wave) / wave)
+
+
+def on_host(graph: Graph, k: int, starts: int, on_gpu: bool = True) -> bool:
+    """True where the host's near-linear CND*, one start after another, is estimated to end
+    before the GPU's waves: the GPU start's ~n dependent steps each pass over the nodes, and an
+    exact start cannot run its steps side by side (bench/results/cnd.md, 2026-11-26: 82 s
+    against 1.4 s on dblp-2010), so a lone start or a few starts on a large graph go to the
+    host, with the same sets."""
+    return starts * cnd_seconds(graph, k) < gpu_starts_seconds(graph, k, starts, on_gpu)
+
+
+def host_starts(graph: Graph, k: int, seeds: range, progress: ProgressFn, share: float = 1.0,
+                until: float | None = None) -> Starts:
+    """The CND* starts of ``seeds`` on the host, one after another (none but the first begins
+    after ``until``); the best (smallest objective, then first seed) as a one-block population,
+    as :func:`multistart` picks it."""
+    best: Starts | None = None
+    run = 0
+    for i, seed in enumerate(seeds):
+        if i > 0 and until is not None and time.perf_counter() >= until:
+            break
+        progress(share * i / len(seeds), f"critical_nodes: greedy start {i + 1} of "
+                                          f"{len(seeds)} on the host")
+        found = host_start(graph, k, seed)
+        run = i + 1
+        if best is None or found.objective < best.objective:
+            found.start = i
+            best = found
+    assert best is not None  # seeds is never empty
+    best.run = run
+    return best
+
+
 def host_start(graph: Graph, k: int, seed: int) -> Starts:
     """The CND* start of ``seed`` on the host (near-linear, the same set as a GPU start), as a
     one-block population: where a GPU wave would take more than the run's share of its time
@@ -328,6 +365,8 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
         if until is not None and gpu_wave_seconds(graph, params.k) > START_SHARE * (
                 params.time_limit_s):  # search on a large graph: the host's start
             found = host_start(graph, params.k, seeds.start)
+        elif until is None and on_host(graph, params.k, len(seeds)):
+            found = host_starts(graph, params.k, seeds, progress, share)
         else:
             found = multistart(graph, params.k, seeds, progress, share, until)
         return found.objective, found.start, np.flatnonzero(found.removed), found, found.run
