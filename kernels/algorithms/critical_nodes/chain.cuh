@@ -3,10 +3,13 @@
 // comp[v] is v's component label (1..n), 0 when v is deleted; csize[label] its size.
 //
 // The walks of a component (Tarjan's DFS, the BFS relabels) are the cost of a move on a large
-// component, and one lane walking alone waits on every load in turn (~100 ms a walk of
-// ca-CondMat's giant): the warp walks together, its lanes loading 32 neighbours' states at once
-// (one wait per 32 arcs), and the largest piece of a split or merge keeps its label (small to
-// large) so that only the smaller ones are walked.
+// component, and one lane walking alone waits on every load in turn (~120 ms a move on
+// ca-CondMat's giant, 2,048 chains at once on an H100): the warp walks together, its lanes
+// loading 32 neighbours' states at once (one wait per 32 arcs; little gain where degrees are
+// small), and the largest piece of a split or merge keeps its label (small to large) so that
+// only the smaller ones are walked.
+// CuPy's compile cache keys on search.cu's text and options, not on this header's: after an
+// edit here, clear it (or point CUPY_CACHE_DIR elsewhere) on a machine that ran the old one.
 #pragma once
 #include "critical_nodes.cuh"
 
