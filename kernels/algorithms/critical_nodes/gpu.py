@@ -365,15 +365,17 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
     bests (it may raise to cancel).
     """
     def starts(seeds: range, share: float, until: float | None
-               ) -> tuple[int, int, np.ndarray, Starts, int]:
+               ) -> tuple[int, int, np.ndarray, Starts, int, str]:
+        where = "cpu"
         if until is not None and gpu_wave_seconds(graph, params.k) > START_SHARE * (
                 params.time_limit_s):  # search on a large graph: the host's start
             found = host_start(graph, params.k, seeds.start)
         elif until is None and on_host(graph, params.k, len(seeds)):
             found = host_starts(graph, params.k, seeds, progress, share)
         else:
-            found = multistart(graph, params.k, seeds, progress, share, until)
-        return found.objective, found.start, np.flatnonzero(found.removed), found, found.run
+            found, where = multistart(graph, params.k, seeds, progress, share, until), "gpu"
+        return (found.objective, found.start, np.flatnonzero(found.removed), found, found.run,
+                where)
 
     return solve(graph, params, progress, "gpu", exchange=exchange,
                  improver=lambda: GpuImprover(graph, params.k, params.seed),

@@ -254,6 +254,9 @@ def test_gpu_backend_runs_few_starts_on_large_graphs_on_the_host() -> None:
     wave = estimate(small, CndParams(k=10, method="multistart", starts=264), "gpu")
     assert wave.detail.startswith("1 rounds") and wave.seconds < estimate(
         small, CndParams(k=10, method="multistart", starts=264), "cpu").seconds
+    assert run(small, "cpu", k=10).summary["starts_on"] == "cpu"
+    memetic = run(small, "cpu", k=10, method="memetic", time_limit_s=0.2)
+    assert memetic.summary.get("starts_on") is None
 
 
 @pytest.mark.skipif(not CNP_DIR.is_dir(), reason="no CNP instances beside the repository")
@@ -323,6 +326,19 @@ def test_gpu_kernel_and_host_starts_equal_cpu(name: str) -> None:
         assert host.start == cpu.summary["best_start"]
         assert np.array_equal(np.flatnonzero(host.removed),
                               removed_internal(graph, cpu)), k
+
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_backend_records_where_its_starts_ran() -> None:
+    # The host's starts are part of the GPU backend's greedy (on_host): the summary says so.
+    big = from_nx(nx.barabasi_albert_graph(20000, 2, seed=1))
+    on_host = run(big, "gpu", k=10)
+    assert on_host.summary["starts_on"] == "cpu"
+    assert on_host.summary["objective"] == run(big, "cpu", k=10).summary["objective"]
+    small = from_nx(nx.barabasi_albert_graph(300, 2, seed=1))
+    assert run(small, "gpu", k=10, method="multistart", starts=264).summary["starts_on"] == "gpu"
 
 
 @pytest.mark.gpu
