@@ -73,7 +73,6 @@ from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu
 from graphgpu.kernels.algorithms.critical_nodes.cost import (
     check_seconds,
     cnd_seconds,
-    gpu_wave_seconds,
 )
 from graphgpu.kernels.algorithms.critical_nodes.cpu import critical_nodes_cpu
 from graphgpu.kernels.algorithms.critical_nodes.gpu import critical_nodes_gpu
@@ -158,11 +157,11 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
                         detail=f"swap search for {params.time_limit_s:g} s")
     if params.method == "distributed":
         starts = -(-starts // min(params.shards, starts))  # shards run side by side
-    if backend == "gpu":
+    if backend == "gpu" and not cnd_gpu.on_host(graph, params.k, starts, on_gpu=False):
         wave = cnd_gpu.concurrent_starts(on_gpu=False)
         rounds = -(-starts // wave)
-        seconds = rounds * gpu_wave_seconds(graph, params.k, min(starts, wave) / wave)
-    else:
+        seconds = cnd_gpu.gpu_starts_seconds(graph, params.k, starts, on_gpu=False)
+    else:  # the CPU, or the GPU backend's starts on the host (cnd_gpu.on_host)
         rounds, seconds = starts, starts * cnd_seconds(graph, params.k)
     return Estimate(seconds=seconds + check_seconds(graph), result_bytes=result_bytes,
                     device_bytes=device_bytes, detail=f"{rounds} rounds of CND* starts")

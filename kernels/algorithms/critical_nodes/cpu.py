@@ -172,9 +172,9 @@ def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn,
         ``k`` not below the number of nodes (``field="k"``).
     """
     def starts(seeds: range, share: float, until: float | None
-               ) -> tuple[int, int, np.ndarray, None, int]:
+               ) -> tuple[int, int, np.ndarray, None, int, str]:
         objective, start, mask, run = greedy_cpu(graph, params.k, seeds, progress, share, until)
-        return objective, start, np.flatnonzero(mask), None, run
+        return objective, start, np.flatnonzero(mask), None, run, "cpu"
 
     return solve(graph, params, progress, "cpu", exchange=exchange,
                  improver=lambda: CpuImprover(graph, params.k, params.seed),

@@ -25,9 +25,10 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
 
 #: ``starts(seeds, share, until)`` -> (objective, index of the best start, removed node ids, the
-#: state the search continues from, starts run); ``until``: a ``time.perf_counter()`` value
+#: state the search continues from, starts run, the device that ran them: "cpu" or "gpu");
+#: ``until``: a ``time.perf_counter()`` value
 #: after which no further start begins (the first always runs), None: every seed.
-StartsFn = Callable[[range, float, float | None], tuple[int, int, np.ndarray, Any, int]]
+StartsFn = Callable[[range, float, float | None], tuple[int, int, np.ndarray, Any, int, str]]
 #: ``search(state, removed, objective, started, deadline, patience)`` -> (removed, objective,
 #: time to best, iterations, timeline).
 SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
@@ -88,10 +89,12 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
         # Not even one CND* start fits: the search starts from the k highest-degree nodes.
         removed = np.argsort(-np.diff(graph.indptr), kind="stable")[:params.k]
         objective, start, state, run = objective_of(graph, removed)[0], 0, None, 0
+        starts_on = None
     else:
-        objective, start, removed, state, run = starts(seeds, 0.1 if search_on else 1.0, until)
+        objective, start, removed, state, run, starts_on = starts(
+            seeds, 0.1 if search_on else 1.0, until)
     fields: dict[str, Any] = {"best_seed": seeds[start], "best_start": start,
-                              "starts_run": run,
+                              "starts_run": run, "starts_on": starts_on,
                               "time_to_best_s": time.perf_counter() - started}
     if search_on:
         outcome = search(state, removed, objective, started, deadline, patience_for(params.k))

@@ -23,6 +23,8 @@ from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    BLOCK_MAX,
+    BLOCK_NODES,
     FIRST_START_SHARE,
     MAX_LISTED,
     RANDOM_MOVE,
@@ -147,6 +149,43 @@ def multistart(graph: Graph, k: int, seeds: range, progress: ProgressFn,
                   objectives, run)
 
 
+def gpu_starts_seconds(graph: Graph, k: int, starts: int, on_gpu: bool = True) -> float:
+    """Estimated seconds of ``starts`` GPU CND* starts (waves of :func:`concurrent_starts`)."""
+    wave = concurrent_starts(on_gpu)
+    return -(-starts // wave) * gpu_wave_seconds(graph, k, min(starts, wave) / wave)
+
+
+def on_host(graph: Graph, k: int, starts: int, on_gpu: bool = True) -> bool:
+    """True where the host's near-linear CND*, one start after another, is estimated to end
+    before the GPU's waves: the GPU start's ~n dependent steps each pass over the nodes, and an
+    exact start cannot run its steps side by side (bench/results/cnd.md, 2026-11-26: 82 s
+    against 1.4 s on dblp-2010), so a lone start or a few starts on a large graph go to the
+    host, with the same sets."""
+    return starts * cnd_seconds(graph, k) < gpu_starts_seconds(graph, k, starts, on_gpu)
+
+
+def host_starts(graph: Graph, k: int, seeds: range, progress: ProgressFn, share: float = 1.0,
+                until: float | None = None) -> Starts:
+    """The CND* starts of ``seeds`` on the host, one after another (none but the first begins
+    after ``until``); the best (smallest objective, then first seed) as a one-block population,
+    as :func:`multistart` picks it."""
+    best: Starts | None = None
+    run = 0
+    for i, seed in enumerate(seeds):
+        if i > 0 and until is not None and time.perf_counter() >= until:
+            break
+        progress(share * i / len(seeds), f"critical_nodes: greedy start {i + 1} of "
+                                          f"{len(seeds)} on the host")
+        found = host_start(graph, k, seed)
+        run = i + 1
+        if best is None or found.objective < best.objective:
+            found.start = i
+            best = found
+    assert best is not None  # seeds is never empty
+    best.run = run
+    return best
+
+
 def host_start(graph: Graph, k: int, seed: int) -> Starts:
     """The CND* start of ``seed`` on the host (near-linear, the same set as a GPU start), as a
     one-block population: where a GPU wave would take more than the run's share of its time
@@ -160,8 +199,9 @@ def host_start(graph: Graph, k: int, seed: int) -> Starts:
 
 
 def chain_bytes(n: int, k: int) -> int:
-    """Bytes of one search chain's slice of the pool (the layout of ``chain_of`` in search.cu)."""
-    ints = 9 * n + 4 * (n + 1) + 2 * k + 1
+    """Bytes of one search chain's slice of the pool (the layout of ``chain_of`` in chain.cuh;
+    its deleted list has room for a block of ``BLOCK_MAX`` deletions)."""
+    ints = 9 * n + 4 * (n + 1) + 2 * k + BLOCK_MAX
     raw = 8 * 8 + 16 * n + 4 * ints
     return -(-raw // 16) * 16
 
@@ -169,7 +209,7 @@ def chain_bytes(n: int, k: int) -> int:
 def _best_offset(n: int, k: int) -> int:
     """Byte offset of ``best`` in a chain's slice (after ctl, edge, cut_pairs, comp, csize,
     freel, dlist, dpos, tabu)."""
-    return 8 * 8 + 16 * n + 4 * (n + (n + 1) + (n + 1) + (k + 1) + n + n)
+    return 8 * 8 + 16 * n + 4 * (n + (n + 1) + (n + 1) + (k + BLOCK_MAX) + n + n)
 
 
 def search(graph: Graph, k: int, starts: Starts | None, removed: np.ndarray, objective: int,
@@ -196,7 +236,7 @@ def search(graph: Graph, k: int, starts: Starts | None, removed: np.ndarray, obj
     pool = cp.empty(chains * stride, dtype=cp.uint8)
     grid = (-(-chains * 32 // SEARCH_THREADS),)
     args = (dg.indptr, dg.indices, np.int32(n), np.int32(k), np.int32(chains), pool,
-            np.uint64(stride))
+            np.uint64(stride), np.int32(BLOCK_MAX))
     kernels["cnd_search_init"](grid, (SEARCH_THREADS,), (
         *args, starts.population, np.int32(starts.blocks), np.uint64(seed)))
     ctl = pool.view(cp.int64).reshape(chains, stride // 8)
@@ -206,7 +246,7 @@ def search(graph: Graph, k: int, starts: Starts | None, removed: np.ndarray, obj
     while time.perf_counter() < deadline and best > 0:
         tick = time.perf_counter()
         kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
-            *args, np.int32(batch), np.int32(patience), np.int32(0)))
+            *args, np.int32(batch), np.int32(patience), np.int32(0), np.int32(BLOCK_NODES)))
         now_best = int(ctl[:, CTL_BEST].min().get())  # also waits for the launch
         now = time.perf_counter()
         if now_best < best:
@@ -237,8 +277,8 @@ def memetic_chains(n: int, k: int, sms: int = DEFAULT_SMS) -> int:
 class GpuImprover:
     """The memetic search's improvement step on the GPU: a batch of k-sets, each improved by
     ``replicas`` chains at once (their own random streams; the best of them is the child's
-    outcome). A chain is latency bound (one lane walks the component), so the GPU's many
-    resident warps go to more tries per child rather than to waiting."""
+    outcome). A chain is latency bound (one warp walks the component, a node at a time), so
+    the GPU's many resident warps go to more tries per child rather than to waiting."""
 
     def __init__(self, graph: Graph, k: int, seed: int) -> None:
         n = graph.n
@@ -265,7 +305,7 @@ class GpuImprover:
         flags = np.repeat(flags, replicas, axis=0)  # chain c improves set c // replicas
         grid = cuda.grid_for(chains * 32, SEARCH_THREADS)
         args = (dg.indptr, dg.indices, np.int32(n), np.int32(k), np.int32(chains), self.pool,
-                np.uint64(self.stride))
+                np.uint64(self.stride), np.int32(BLOCK_MAX))
         self.calls += 1  # each batch its own random streams, fixed by the seed
         kernels["cnd_search_init"](grid, (SEARCH_THREADS,), (
             *args, cp.asarray(flags.ravel()), np.int32(chains),
@@ -279,7 +319,8 @@ class GpuImprover:
             tick = time.perf_counter()
             step = min(batch, moves - done)
             kernels["cnd_search_run"](grid, (SEARCH_THREADS,), (
-                *args, np.int32(step), np.int32(self.patience), np.int32(RANDOM_MOVE)))
+                *args, np.int32(step), np.int32(self.patience), np.int32(RANDOM_MOVE),
+                np.int32(BLOCK_NODES)))
             cp.cuda.get_current_stream().synchronize()
             done += step
             # Launches of ~20 ms: the deadline and cancel checks stay prompt.
@@ -324,13 +365,17 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
     bests (it may raise to cancel).
     """
     def starts(seeds: range, share: float, until: float | None
-               ) -> tuple[int, int, np.ndarray, Starts, int]:
+               ) -> tuple[int, int, np.ndarray, Starts, int, str]:
+        where = "cpu"
         if until is not None and gpu_wave_seconds(graph, params.k) > START_SHARE * (
                 params.time_limit_s):  # search on a large graph: the host's start
             found = host_start(graph, params.k, seeds.start)
+        elif until is None and on_host(graph, params.k, len(seeds)):
+            found = host_starts(graph, params.k, seeds, progress, share)
         else:
-            found = multistart(graph, params.k, seeds, progress, share, until)
-        return found.objective, found.start, np.flatnonzero(found.removed), found, found.run
+            found, where = multistart(graph, params.k, seeds, progress, share, until), "gpu"
+        return (found.objective, found.start, np.flatnonzero(found.removed), found, found.run,
+                where)
 
     return solve(graph, params, progress, "gpu", exchange=exchange,
                  improver=lambda: GpuImprover(graph, params.k, params.seed),

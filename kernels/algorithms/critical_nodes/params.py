@@ -59,6 +59,11 @@ class CndSummary(BaseModel):
     shard: int | None = Field(None, description="distributed: the shard that found it.")
     shards_ok: int | None = Field(None, description="distributed: shards that succeeded.")
     starts_run: int = Field(description="Greedy starts run.")
+    starts_on: str | None = Field(
+        None, description="greedy, multistart, search: the device that ran the greedy starts. "
+                          "The GPU backend runs a lone start, or a few, on a large graph on the "
+                          "host's near-linear CND* ('cpu') where that is estimated to end before "
+                          "the GPU's waves (an exact start is a chain of dependent steps).")
     time_to_best_s: float = Field(description="Seconds from the start of the run to the best.",
                                   json_schema_extra=VOLATILE)
     iterations: int = Field(0, description="search, memetic: swap moves made (all chains).",

@@ -17,10 +17,10 @@ POPULATION_SHARE = 0.3
 #: memetic searches); the plain swap search (``method=search``) makes none.
 RANDOM_MOVE = 4
 #: The swap search on a component of ``BLOCK_NODES * b`` nodes or more deletes b (at most
-#: ``BLOCK_MAX``) of its nodes per articulation walk, then restores b (CPU only: a walk of a
-#: giant component is the cost of a move there). Picked on ca-CondMat, k = 2,313, one chain
-#: from the greedy removal, 5 s on the VM: 14.4M pairs without blocks, 9.3M with 1000 / 16,
-#: 8.5M with 500 / 32 (250 / 16: 8.9M; 500 / 64: 8.7M); ca-HepTh 112k in all.
+#: ``BLOCK_MAX``) of its nodes per articulation walk, then restores b (both backends: a walk of
+#: a giant component is the cost of a move there). Picked on the CPU, ca-CondMat, k = 2,313, one
+#: chain from the greedy removal, 5 s on the VM: 14.4M pairs without blocks, 9.3M with 1000 /
+#: 16, 8.5M with 500 / 32 (250 / 16: 8.9M; 500 / 64: 8.7M); ca-HepTh 112k in all.
 BLOCK_NODES = 500
 BLOCK_MAX = 32
 

@@ -18,6 +18,7 @@ from graphgpu.kernels.algorithms.critical_nodes import (
     objective_of,
     shard_params,
 )
+from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu
 from graphgpu.kernels.algorithms.critical_nodes import greedy as cnd_cpu
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput, JobCanceled
@@ -241,6 +242,23 @@ def test_k_must_leave_a_node() -> None:
     assert get_algorithm("critical_nodes").estimate is estimate
 
 
+def test_gpu_backend_runs_few_starts_on_large_graphs_on_the_host() -> None:
+    # A GPU start's steps each pass over the nodes: a lone start on a large graph goes to the
+    # host's near-linear CND* (estimated the same), a full wave on a small graph stays a wave.
+    big = from_nx(nx.barabasi_albert_graph(20000, 2, seed=1))
+    assert cnd_gpu.on_host(big, 10, 1, on_gpu=False)
+    assert estimate(big, CndParams(k=10), "gpu").seconds == estimate(big, CndParams(k=10),
+                                                                    "cpu").seconds
+    small = from_nx(nx.barabasi_albert_graph(300, 2, seed=1))
+    assert not cnd_gpu.on_host(small, 10, 264, on_gpu=False)
+    wave = estimate(small, CndParams(k=10, method="multistart", starts=264), "gpu")
+    assert wave.detail.startswith("1 rounds") and wave.seconds < estimate(
+        small, CndParams(k=10, method="multistart", starts=264), "cpu").seconds
+    assert run(small, "cpu", k=10).summary["starts_on"] == "cpu"
+    memetic = run(small, "cpu", k=10, method="memetic", time_limit_s=0.2)
+    assert memetic.summary.get("starts_on") is None
+
+
 @pytest.mark.skipif(not CNP_DIR.is_dir(), reason="no CNP instances beside the repository")
 def test_reads_the_cnp_instances() -> None:
     with (CNP_DIR / "instances.tsv").open() as f:
@@ -288,6 +306,39 @@ def test_gpu_greedy_and_multistart_equal_cpu(name: str) -> None:
             check(g, graph, gpu, k)
             assert np.array_equal(cpu.arrays["critical"], gpu.arrays["critical"]), (k, params)
             assert cpu.summary["best_start"] == gpu.summary["best_start"]
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("name", ["ba2000", "gnp1500", "hubs"])
+def test_gpu_kernel_and_host_starts_equal_cpu(name: str) -> None:
+    # The GPU backend's greedy and few-start multistart may run on the host (on_host): both
+    # paths must give the CPU's sets, the GPU kernel's lone start included.
+    graph = from_nx(gpu_cases()[name])
+    comp, sizes = np.zeros(graph.n, np.int64), np.zeros(graph.n + 1, np.int64)
+    for k in (1, graph.n // 10 + 1):
+        cnd_cpu.cnd_star(graph.indptr, graph.indices, k, np.uint64(4), comp, sizes)
+        kernel = cnd_gpu.multistart(graph, k, range(4, 5), no_progress)
+        assert np.array_equal(kernel.removed, comp == 0), k
+        cpu = run(graph, "cpu", k=k, method="multistart", starts=6, seed=4)
+        host = cnd_gpu.host_starts(graph, k, range(4, 10), no_progress)
+        assert host.objective == cpu.summary["objective"] and host.run == 6
+        assert host.start == cpu.summary["best_start"]
+        assert np.array_equal(np.flatnonzero(host.removed),
+                              removed_internal(graph, cpu)), k
+
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_backend_records_where_its_starts_ran() -> None:
+    # The host's starts are part of the GPU backend's greedy (on_host): the summary says so.
+    big = from_nx(nx.barabasi_albert_graph(20000, 2, seed=1))
+    on_host = run(big, "gpu", k=10)
+    assert on_host.summary["starts_on"] == "cpu"
+    assert on_host.summary["objective"] == run(big, "cpu", k=10).summary["objective"]
+    small = from_nx(nx.barabasi_albert_graph(300, 2, seed=1))
+    assert run(small, "gpu", k=10, method="multistart", starts=264).summary["starts_on"] == "gpu"
 
 
 @pytest.mark.gpu
