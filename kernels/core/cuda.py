@@ -8,6 +8,7 @@ the families' examples, which fills these caches before the first job arrives.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -30,13 +31,24 @@ def current_device() -> int:
     return int(cupy().cuda.Device().id)
 
 
+def module_code(source: Path) -> str:
+    """The text compiled for ``source``: the file, then a comment naming a digest of the headers
+    it can include (its folder's and the common folder's ``.cuh``). CuPy's on-disk compile cache
+    keys on the code and the options only, so without the digest an edited header would keep
+    serving the binary built from the old one."""
+    digest = hashlib.sha256()
+    for header in sorted([*COMMON_HEADERS.glob("*.cuh"), *source.parent.glob("*.cuh")]):
+        digest.update(header.name.encode() + b"\0" + header.read_bytes())
+    return f"{source.read_text()}\n// headers {digest.hexdigest()}\n"
+
+
 @cache
 def _compiled(source: Path, options: tuple[str, ...], device_id: int) -> Any:
     # device_id is part of the key: a RawModule is loaded into the context of one device.
     # -I the source's folder: a family's .cu files may share a header there (after the common
     # folder's, in BASE_OPTIONS).
     del device_id
-    return cupy().RawModule(code=source.read_text(),
+    return cupy().RawModule(code=module_code(source),
                             options=(*BASE_OPTIONS, f"-I{source.parent}", *options))
 
 

@@ -8,8 +8,6 @@
 // loading 32 neighbours' states at once (one wait per 32 arcs; little gain where degrees are
 // small), and the largest piece of a split or merge keeps its label (small to large) so that
 // only the smaller ones are walked.
-// CuPy's compile cache keys on search.cu's text and options, not on this header's: after an
-// edit here, clear it (or point CUPY_CACHE_DIR elsewhere) on a machine that ran the old one.
 #pragma once
 #include "critical_nodes.cuh"
 
