@@ -22,8 +22,11 @@ integers, exact either way), so the per-source values agree to rounding (the GPU
 multiply-add), and the order in which the sources' contributions are added differs (the scores
 agree to ~1e-15 relative).
 
-The CPU spreads the sources over the cores (Numba); the GPU runs a batch of sources at once, one
-thread per (node, source) for each step, a block per entry of a hub's row (``betweenness.cu``).
+The CPU spreads the sources over the cores (Numba); the GPU runs a batch of sources at once: by
+hop counts a warp per node of each level's frontier list, up to 4 sources per lane (``hops.cu``;
+the dependencies as ``sigma[v] * sum of (1 + delta[w]) / sigma[w]``, equal to rounding), with
+weights a thread per (node, source) for each step, a block per entry of a hub's row
+(``betweenness.cu``).
 
 Scores are rescaled exactly as ``networkx.betweenness_centrality(G, k, normalized, weight,
 endpoints, seed)`` does (a directed graph's unnormalised sums are not halved), including its

@@ -1,5 +1,8 @@
 """GPU (CuPy RawKernel) side of the ``betweenness`` family; kernels in ``betweenness.cu``.
 
+Hop counts (no weights) take :mod:`.hops` (batches of 32 sources with byte levels and frontier
+lists); this module's kernels serve weighted paths, and describe below how.
+
 Sources go in batches sized to a device-memory budget (:func:`batch_size`). For each batch: with
 weights, the distances of all its sources at once (relaxation rounds to a fixpoint); then the
 levels (BFS levels, or the most tight arcs on a path with weights), the path counts level by
@@ -16,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.betweenness import driver
+from graphgpu.kernels.algorithms.betweenness import driver, hops
 from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import cupy, on_device
@@ -107,6 +110,8 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
         rows_in = (cp.asarray(in_indptr), cp.asarray(in_indices))
     else:
         rows_in = (dg.indptr, dg.indices)
+    if not weighted:
+        return hops.brandes_hops(dg, rows_in, sources, endpoints, progress)
     hubs_out, hubs_in = _hubs(dg.indptr), _hubs(rows_in[0])
     weight = cp.asarray(lengths[0]) if weighted else cp.zeros(1, dtype=cp.float64)
     in_weight = cp.asarray(lengths[1]) if weighted and graph.directed else weight
