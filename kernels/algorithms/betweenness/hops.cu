@@ -230,6 +230,27 @@ __device__ void finish(const int* __restrict__ hubs, int count, const int* __res
     settle(at, total, is_delta, sigma, delta);
 }
 
+// reached[b] += the nodes where source b (< batch) has a level: a thread per (node, source) of
+// a grid-stride loop (consecutive threads read a node's consecutive levels), counted per block in
+// shared memory, then one atomic per block and source. blockDim.x is a multiple of 32 * S.
+template <typename T, int S>
+__device__ void count_reached(int n, int batch, const T* __restrict__ level,
+                              unsigned long long* reached) {
+    __shared__ unsigned counts[LANES * S];
+    const int slot = threadIdx.x % (LANES * S), per_block = blockDim.x / (LANES * S);
+    for (int j = threadIdx.x; j < LANES * S; j += blockDim.x) counts[j] = 0;
+    __syncthreads();
+    unsigned mine = 0;
+    if (slot < batch)
+        for (i64 v = (i64)blockIdx.x * per_block + threadIdx.x / (LANES * S); v < n;
+             v += (i64)gridDim.x * per_block)
+            mine += level[v * (LANES * S) + slot] != unseen<T>() ? 1u : 0u;
+    atomicAdd(&counts[slot], mine);
+    __syncthreads();
+    for (int j = threadIdx.x; j < batch; j += blockDim.x)
+        if (counts[j]) atomicAdd(&reached[j], (unsigned long long)counts[j]);
+}
+
 // bc[v] += the batch's contributions at v, in source order.
 template <typename T, int S>
 __device__ void accumulate(int n, int batch, const int* __restrict__ sources,
@@ -289,6 +310,10 @@ __device__ void accumulate(int n, int batch, const int* __restrict__ sources,
                                                        const i64* reached, int endpoints,      \
                                                        double* bc) {                           \
         accumulate<T, S>(n, batch, sources, level, delta, reached, endpoints, bc);             \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_reached_##SUF(int n, int batch, const T* level,          \
+                                                    unsigned long long* reached) {             \
+        count_reached<T, S>(n, batch, level, reached);                                         \
     }
 
 HOP_KERNELS(unsigned char, 1, u8x1)

@@ -42,7 +42,9 @@ CHUNK = 4096
 HUB_THREADS = 256  # hops.cu's HUB_THREADS
 #: Deepest level byte levels hold (255 marks unreached).
 BYTE_LEVELS = 254
-_STEPS = ("push", "push_hub", "gather", "gather_hub", "finish", "accumulate")
+_STEPS = ("push", "push_hub", "gather", "gather_hub", "finish", "reached", "accumulate")
+#: Blocks of the grid-stride count of the nodes each source reached.
+REACHED_BLOCKS = 1024
 NAMES = tuple(f"bc_hop_{step}_{t}x{s}" for t in ("u8", "u32") for s in PER_LANE
               for step in _STEPS)
 
@@ -168,6 +170,7 @@ def brandes_hops(dg: Any, rows_in: tuple[Any, Any], sources: np.ndarray, endpoin
     stamp = cp.empty(n, dtype=cp.int32)
     lists = cp.empty(2 * n + width, dtype=cp.int32)
     count = cp.zeros(1, dtype=cp.int32)
+    reached = cp.zeros(width, dtype=cp.int64)
     part = cp.empty(max(int(out.item_node.shape[0]), int(back.item_node.shape[0]), 1) * width,
                     dtype=cp.float64)
     dtype, limit = np.uint8, BYTE_LEVELS
@@ -199,9 +202,10 @@ def brandes_hops(dg: Any, rows_in: tuple[Any, Any], sources: np.ndarray, endpoin
         for d in range(deepest, 0, -1):  # the sources' own dependencies are not used
             _gather(k, sfx, width, out, lists, offsets[d], offsets[d + 1], level, d, 1, sigma,
                     delta, part)
-        reached = level.reshape(n, width)[:, :b] != np.iinfo(dtype).max
+        reached.fill(0)
+        k[f"bc_hop_reached_{sfx}"]((REACHED_BLOCKS,), (THREADS,),
+                                   (np.int32(n), np.int32(b), level, reached))
         k[f"bc_hop_accumulate_{sfx}"](grid_for(n, THREADS), (THREADS,),
-                                      (np.int32(n), np.int32(b), d_src, level, delta,
-                                       reached.sum(axis=0).astype(cp.int64),
+                                      (np.int32(n), np.int32(b), d_src, level, delta, reached,
                                        np.int32(bool(endpoints)), bc))
     return bc.get()
