@@ -92,15 +92,19 @@ class BetweennessSummary(BaseModel):
 
 def estimate_betweenness(graph: Graph, params: BetweennessParams, backend: Backend) -> Estimate:
     """Three passes over every arc per source, at a measured rate (weighted: times
-    :data:`WEIGHTED_FACTOR`); one float per node."""
+    :data:`WEIGHTED_FACTOR`); one float per node; on the GPU, the graph and a batch's state
+    (sources per batch grow with k, :func:`.gpu.state_bytes`)."""
     sources = graph.n if params.k is None else min(params.k, graph.n)
     if params.sources is not None:
         sources = len(params.sources)
     arcs = int(graph.indices.shape[0])
     work = 3.0 * sources * (arcs + graph.n)
-    if params.weighted and graph.weights is not None:
+    weighted = params.weighted and graph.weights is not None
+    if weighted:
         work *= WEIGHTED_FACTOR
+    device = graph.nbytes() + gpu.state_bytes(graph.n, sources, weighted) + 8 * graph.n
     return Estimate(seconds=work / ARCS_PER_SECOND[backend], result_bytes=8 * graph.n,
+                    device_bytes=device if backend == "gpu" else None,
                     detail=f"{sources:,} sources x {arcs:,} arcs")
 
 

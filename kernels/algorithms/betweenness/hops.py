@@ -90,6 +90,13 @@ def per_lane(n: int, sources: int) -> int:
     return next((s for s in fits if LANES * s >= sources), fits[-1])
 
 
+def state_bytes(n: int, sources: int) -> int:
+    """Device bytes of a run's batch state: sigma and delta (8 B each), levels (1 B, 4 B when a
+    batch goes deeper than :data:`BYTE_LEVELS`, both alive while one replaces the other) per
+    node and source of a batch, and the per-node stamps and level lists."""
+    return LANES * per_lane(n, sources) * n * 21 + 12 * n
+
+
 def _gather(k: dict[str, Any], sfx: str, width: int, rows: Rows, lists: Any, lo: int, hi: int,
             level: Any, depth: int, is_delta: int, sigma: Any, delta: Any, part: Any) -> None:
     """Path counts or dependencies of the nodes of ``lists[lo:hi]`` (one level)."""

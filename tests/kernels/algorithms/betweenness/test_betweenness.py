@@ -248,9 +248,8 @@ def test_gpu_hub_rows_and_batches_equal_cpu(case: int, monkeypatch: pytest.Monke
     graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, weights)
     monkeypatch.setattr(device, "HUB_ROW", 3)
     monkeypatch.setattr(hops, "HUB_ROW", 3)
-    monkeypatch.setattr(device, "BATCH_BYTES", 40 * device.BYTES_PER_CELL[weights is not None]
-                        * graph.n)
-    assert device.batch_size(graph.n, 70, weights is not None) == 32
+    monkeypatch.setattr(device, "BATCH_BYTES", 40 * device.BYTES_PER_CELL * graph.n)
+    assert device.batch_size(graph.n, 70) == 32
     _assert_backends_agree(graph, BetweennessParams(k=70, seed=4, endpoints=True))
 
 
@@ -303,3 +302,16 @@ def test_gpu_weighted_matches_networkx(directed: bool, tenths: bool) -> None:
     expected = nx.betweenness_centrality(g, endpoints=True, weight="weight")
     np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
                                atol=1e-12)
+
+
+def test_gpu_estimate_counts_the_batch_state() -> None:
+    # A job's device memory is admitted from its estimate: the hop batches' state grows with
+    # the sources per lane (k up to 128 sources in one batch), past the graph's own bytes.
+    from graphgpu.kernels.algorithms.betweenness import estimate_betweenness
+
+    graph = from_nx(nx.barabasi_albert_graph(2000, 3, seed=1))
+    few = estimate_betweenness(graph, BetweennessParams(k=32, seed=1), "gpu").device_bytes
+    many = estimate_betweenness(graph, BetweennessParams(k=128, seed=1), "gpu").device_bytes
+    assert graph.nbytes() + 32 * 16 * graph.n < few < many
+    assert many - graph.nbytes() >= 128 * 16 * graph.n
+    assert estimate_betweenness(graph, BetweennessParams(k=32), "cpu").device_bytes is None
