@@ -22,8 +22,11 @@ integers, exact either way), so the per-source values agree to rounding (the GPU
 multiply-add), and the order in which the sources' contributions are added differs (the scores
 agree to ~1e-15 relative).
 
-The CPU spreads the sources over the cores (Numba); the GPU runs a batch of sources at once, one
-thread per (node, source) for each step, a block per entry of a hub's row (``betweenness.cu``).
+The CPU spreads the sources over the cores (Numba); the GPU runs a batch of sources at once: by
+hop counts a warp per node of each level's frontier list, up to 4 sources per lane (``hops.cu``;
+the dependencies as ``sigma[v] * sum of (1 + delta[w]) / sigma[w]``, equal to rounding), with
+weights a thread per (node, source) for each step, a block per entry of a hub's row
+(``betweenness.cu``).
 
 Scores are rescaled exactly as ``networkx.betweenness_centrality(G, k, normalized, weight,
 endpoints, seed)`` does (a directed graph's unnormalised sums are not halved), including its
@@ -89,15 +92,19 @@ class BetweennessSummary(BaseModel):
 
 def estimate_betweenness(graph: Graph, params: BetweennessParams, backend: Backend) -> Estimate:
     """Three passes over every arc per source, at a measured rate (weighted: times
-    :data:`WEIGHTED_FACTOR`); one float per node."""
+    :data:`WEIGHTED_FACTOR`); one float per node; on the GPU, the graph and a batch's state
+    (sources per batch grow with k, :func:`.gpu.state_bytes`)."""
     sources = graph.n if params.k is None else min(params.k, graph.n)
     if params.sources is not None:
         sources = len(params.sources)
     arcs = int(graph.indices.shape[0])
     work = 3.0 * sources * (arcs + graph.n)
-    if params.weighted and graph.weights is not None:
+    weighted = params.weighted and graph.weights is not None
+    if weighted:
         work *= WEIGHTED_FACTOR
+    device = graph.nbytes() + gpu.state_bytes(graph.n, sources, weighted) + 8 * graph.n
     return Estimate(seconds=work / ARCS_PER_SECOND[backend], result_bytes=8 * graph.n,
+                    device_bytes=device if backend == "gpu" else None,
                     detail=f"{sources:,} sources x {arcs:,} arcs")
 
 

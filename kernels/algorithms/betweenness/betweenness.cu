@@ -1,4 +1,5 @@
-// Brandes betweenness for a batch of sources at once (kernels/algorithms/betweenness).
+// Brandes betweenness with positive weights for a batch of sources at once
+// (kernels/algorithms/betweenness; hop counts take hops.cu).
 //
 // State is node-major [n][batch] (entry v * batch + s for node v and the batch's source s):
 // level (int32, -1 unreached), sigma (shortest-path counts, float64), delta (dependencies,
@@ -11,8 +12,7 @@
 // walked by one thread, an R-MAT hub's row (10^5 arcs) held every level it was active on
 // (rmat20, k=256: 14 ms per such launch at 6% occupancy, ~1.1 s in all).
 //
-// Without weights (`weighted` 0) level is the BFS level and an arc u -> v is tight when
-// level[u] == level[v] - 1. With weights the distances come first (bc_relax, a Bellman-Ford
+// The distances come first (bc_relax, a Bellman-Ford
 // fixpoint), an arc is tight when dist[u] < dist[v] and dist[u] + w == dist[v] exactly (the rule
 // of the CPU's `_tight`), and level is the most tight arcs on a path from the source (bc_discover
 // with an atomic maximum), so every tight arc climbs at least one level. Then sigma is pulled over
@@ -21,11 +21,9 @@
 
 constexpr int WARP = 32;
 
-__device__ __forceinline__ bool tight(int weighted, const int* __restrict__ level,
-                                      const double* __restrict__ dist,
+__device__ __forceinline__ bool tight(const double* __restrict__ dist,
                                       const double* __restrict__ weight, long long j,
                                       long long from, long long to) {
-    if (!weighted) return level[from] == level[to] - 1;
     const double du = dist[from], dv = dist[to];
     return du < dv && du + weight[j] == dv;
 }
@@ -110,27 +108,21 @@ __device__ __forceinline__ void relax(const long long* __restrict__ indptr,
     if (any) *changed = 1;
 }
 
-// The entries at `depth` push depth + 1 along their tight out-arcs: first discovery without
-// weights (every writer writes the same value), the maximum with weights.
+// The entries at `depth` push depth + 1 along their tight out-arcs (the maximum).
 template <bool HUB>
 __device__ __forceinline__ void discover(const long long* __restrict__ indptr,
                                          const int* __restrict__ indices,
                                          const double* __restrict__ weight,
                                          const double* __restrict__ dist,
                                          const int* __restrict__ hubs, long long hub,
-                                         int weighted, int batch, long long cells, int* level,
+                                         int batch, long long cells, int* level,
                                          int depth, int* __restrict__ grew) {
     const Walk w = walk_of<HUB>(indptr, hubs, batch, cells, hub);
     if (!w.ok || level[w.idx] != depth) return;
     bool any = false;
     for (long long j = w.start; j < w.end; j += w.step) {
         const long long to = (long long)indices[j] * batch + w.s;
-        if (!weighted) {
-            if (level[to] < 0) {
-                level[to] = depth + 1;
-                any = true;
-            }
-        } else if (tight(1, level, dist, weight, j, w.idx, to)) {
+        if (tight(dist, weight, j, w.idx, to)) {
             atomicMax(&level[to], depth + 1);
             any = true;
         }
@@ -146,7 +138,7 @@ __device__ __forceinline__ void pull_sigma(const long long* __restrict__ in_indp
                                            const double* __restrict__ in_weight,
                                            const double* __restrict__ dist,
                                            const int* __restrict__ hubs, long long hub,
-                                           int weighted, int batch, long long cells,
+                                           int batch, long long cells,
                                            const int* __restrict__ level,
                                            double* __restrict__ sigma, int depth) {
     const Walk w = walk_of<HUB>(in_indptr, hubs, batch, cells, hub);
@@ -154,7 +146,7 @@ __device__ __forceinline__ void pull_sigma(const long long* __restrict__ in_indp
     double total = 0.0;
     for (long long j = w.start; j < w.end; j += w.step) {
         const long long from = (long long)in_indices[j] * batch + w.s;
-        if (tight(weighted, level, dist, in_weight, j, from, w.idx)) total += sigma[from];
+        if (tight(dist, in_weight, j, from, w.idx)) total += sigma[from];
     }
     if (HUB) total = block_sum(total);
     if (!HUB || threadIdx.x == 0) sigma[w.idx] = total;
@@ -167,7 +159,7 @@ __device__ __forceinline__ void pull_delta(const long long* __restrict__ indptr,
                                            const double* __restrict__ weight,
                                            const double* __restrict__ dist,
                                            const int* __restrict__ hubs, long long hub,
-                                           int weighted, int batch, long long cells,
+                                           int batch, long long cells,
                                            const int* __restrict__ level,
                                            const double* __restrict__ sigma,
                                            double* __restrict__ delta, int depth) {
@@ -177,7 +169,7 @@ __device__ __forceinline__ void pull_delta(const long long* __restrict__ indptr,
     double total = 0.0;
     for (long long j = w.start; j < w.end; j += w.step) {
         const long long to = (long long)indices[j] * batch + w.s;
-        if (tight(weighted, level, dist, weight, j, w.idx, to))
+        if (tight(dist, weight, j, w.idx, to))
             total += (sv / sigma[to]) * (1.0 + delta[to]);
     }
     if (HUB) total = block_sum(total);
@@ -192,17 +184,17 @@ __device__ __forceinline__ void pull_delta(const long long* __restrict__ indptr,
 #define DISCOVER_ARGS                                                                          \
     const long long *__restrict__ indptr, const int *__restrict__ indices,                     \
         const double *__restrict__ weight, const double *__restrict__ dist,                    \
-        const int *__restrict__ hubs, long long hub, int weighted, int batch, long long cells, \
+        const int *__restrict__ hubs, long long hub, int batch, long long cells, \
         int *level, int depth, int *__restrict__ grew
 #define SIGMA_ARGS                                                                             \
     const long long *__restrict__ in_indptr, const int *__restrict__ in_indices,               \
         const double *__restrict__ in_weight, const double *__restrict__ dist,                 \
-        const int *__restrict__ hubs, long long hub, int weighted, int batch, long long cells, \
+        const int *__restrict__ hubs, long long hub, int batch, long long cells, \
         const int *__restrict__ level, double *__restrict__ sigma, int depth
 #define DELTA_ARGS                                                                             \
     const long long *__restrict__ indptr, const int *__restrict__ indices,                     \
         const double *__restrict__ weight, const double *__restrict__ dist,                    \
-        const int *__restrict__ hubs, long long hub, int weighted, int batch, long long cells, \
+        const int *__restrict__ hubs, long long hub, int batch, long long cells, \
         const int *__restrict__ level, const double *__restrict__ sigma,                       \
         double *__restrict__ delta, int depth
 
@@ -213,27 +205,27 @@ extern "C" __global__ void bc_relax_hub(RELAX_ARGS) {
     relax<true>(indptr, indices, weight, hubs, hub, batch, cells, dist, mark, round, changed);
 }
 extern "C" __global__ void bc_discover(DISCOVER_ARGS) {
-    discover<false>(indptr, indices, weight, dist, hubs, hub, weighted, batch, cells, level,
+    discover<false>(indptr, indices, weight, dist, hubs, hub, batch, cells, level,
                     depth, grew);
 }
 extern "C" __global__ void bc_discover_hub(DISCOVER_ARGS) {
-    discover<true>(indptr, indices, weight, dist, hubs, hub, weighted, batch, cells, level,
+    discover<true>(indptr, indices, weight, dist, hubs, hub, batch, cells, level,
                    depth, grew);
 }
 extern "C" __global__ void bc_sigma(SIGMA_ARGS) {
-    pull_sigma<false>(in_indptr, in_indices, in_weight, dist, hubs, hub, weighted, batch, cells,
+    pull_sigma<false>(in_indptr, in_indices, in_weight, dist, hubs, hub, batch, cells,
                       level, sigma, depth);
 }
 extern "C" __global__ void bc_sigma_hub(SIGMA_ARGS) {
-    pull_sigma<true>(in_indptr, in_indices, in_weight, dist, hubs, hub, weighted, batch, cells,
+    pull_sigma<true>(in_indptr, in_indices, in_weight, dist, hubs, hub, batch, cells,
                      level, sigma, depth);
 }
 extern "C" __global__ void bc_delta(DELTA_ARGS) {
-    pull_delta<false>(indptr, indices, weight, dist, hubs, hub, weighted, batch, cells, level,
+    pull_delta<false>(indptr, indices, weight, dist, hubs, hub, batch, cells, level,
                       sigma, delta, depth);
 }
 extern "C" __global__ void bc_delta_hub(DELTA_ARGS) {
-    pull_delta<true>(indptr, indices, weight, dist, hubs, hub, weighted, batch, cells, level,
+    pull_delta<true>(indptr, indices, weight, dist, hubs, hub, batch, cells, level,
                      sigma, delta, depth);
 }
 

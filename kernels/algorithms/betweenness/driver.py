@@ -34,8 +34,11 @@ def sources_of(graph: Graph, params: Any) -> tuple[np.ndarray, bool]:
         raise InvalidInput(f"k={k} is larger than the number of nodes ({graph.n})", field="k")
     if k is None or k == graph.n:
         return np.arange(graph.n, dtype=INDEX_DTYPE), True
-    chosen = random.Random(params.seed).sample(graph.node_ids.tolist(), k)
-    return graph.internal_ids(chosen), False
+    # random.sample picks positions of the population, so drawn from range(n) it gives the
+    # positions NetworkX's draw from the ascending ids takes, which are our internal ids; no
+    # list of n Python ints (rmat22: ~0.1 s of every call)
+    chosen = random.Random(params.seed).sample(range(graph.n), k)
+    return np.array(chosen, dtype=INDEX_DTYPE), False
 
 
 def lengths(graph: Graph, params: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,11 @@
 """GPU (CuPy RawKernel) side of the ``betweenness`` family; kernels in ``betweenness.cu``.
 
-Sources go in batches sized to a device-memory budget (:func:`batch_size`). For each batch: with
-weights, the distances of all its sources at once (relaxation rounds to a fixpoint); then the
-levels (BFS levels, or the most tight arcs on a path with weights), the path counts level by
+Hop counts (no weights) take :mod:`.hops` (batches of up to 128 sources with byte levels and
+frontier lists); this module's kernels serve weighted paths, as follows.
+
+Sources go in batches sized to a device-memory budget (:func:`batch_size`). For each batch: the
+distances of all its sources at once (relaxation rounds to a fixpoint); then the levels (the
+most tight arcs on a path), the path counts level by
 level over the in-rows, the dependencies back over the out-rows, and the batch's contributions
 added to the scores. The batch state is node-major (a node's entries of the batch's sources
 side by side), so that the lanes of a warp walk one row together, and the entries of rows over
@@ -16,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.betweenness import driver
+from graphgpu.kernels.algorithms.betweenness import driver, hops
 from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import cupy, on_device
@@ -25,9 +28,9 @@ from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 CUDA_SOURCE = Path(__file__).with_name("betweenness.cu")
 THREADS = 256
-#: Device bytes of the per-(source, node) state: level (4), sigma (8), delta (8); with weights
-#: also dist (8) and mark (4).
-BYTES_PER_CELL = {False: 20, True: 32}
+#: Device bytes of the per-(source, node) state: level (4), sigma (8), delta (8), dist (8) and
+#: mark (4).
+BYTES_PER_CELL = 32
 #: Device memory the batch state may take (rmat22: 32 sources, so that a warp's lanes hold the
 #: entries of one node).
 BATCH_BYTES = 3 << 30
@@ -38,11 +41,18 @@ STEPS = ("bc_relax", "bc_discover", "bc_sigma", "bc_delta")
 NAMES = (*STEPS, *(f"{name}_hub" for name in STEPS), "bc_accumulate")
 
 
-def batch_size(n: int, sources: int, weighted: bool = False) -> int:
+def batch_size(n: int, sources: int) -> int:
     """Sources per batch: as many as :data:`BATCH_BYTES` holds (a multiple of a warp's 32 from
     32 on), at least one."""
-    size = BATCH_BYTES // max(BYTES_PER_CELL[weighted] * n, 1)
+    size = BATCH_BYTES // max(BYTES_PER_CELL * n, 1)
     return max(1, min(sources, size - size % 32 if size >= 32 else size))
+
+
+def state_bytes(n: int, sources: int, weighted: bool) -> int:
+    """Device bytes of a run's batch state (the estimate's ``device_bytes`` beside the graph)."""
+    if weighted:
+        return BYTES_PER_CELL * n * batch_size(n, sources)
+    return hops.state_bytes(n, sources)
 
 
 def _step(k: dict[str, Any], name: str, grid: tuple[int], hubs: Any, b: int, head: tuple,
@@ -107,16 +117,18 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
         rows_in = (cp.asarray(in_indptr), cp.asarray(in_indices))
     else:
         rows_in = (dg.indptr, dg.indices)
+    if not weighted:
+        return hops.brandes_hops(dg, rows_in, sources, endpoints, progress)
     hubs_out, hubs_in = _hubs(dg.indptr), _hubs(rows_in[0])
-    weight = cp.asarray(lengths[0]) if weighted else cp.zeros(1, dtype=cp.float64)
-    in_weight = cp.asarray(lengths[1]) if weighted and graph.directed else weight
+    weight = cp.asarray(lengths[0])
+    in_weight = cp.asarray(lengths[1]) if graph.directed else weight
     bc = cp.zeros(n, dtype=cp.float64)
-    size = batch_size(n, int(sources.shape[0]), weighted)
+    size = batch_size(n, int(sources.shape[0]))
     level = cp.empty(size * n, dtype=cp.int32)
     sigma = cp.empty(size * n, dtype=cp.float64)
     delta = cp.empty(size * n, dtype=cp.float64)
-    dist = cp.empty(size * n if weighted else 1, dtype=cp.float64)
-    mark = cp.empty(size * n if weighted else 1, dtype=cp.int32)
+    dist = cp.empty(size * n, dtype=cp.float64)
+    mark = cp.empty(size * n, dtype=cp.int32)
     flag = cp.zeros(1, dtype=cp.int32)
     for start in range(0, int(sources.shape[0]), size):
         progress(start / max(sources.shape[0], 1),
@@ -126,29 +138,27 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
         cells = b * n
         grid = grid_for(cells, THREADS)
         d_src = cp.asarray(batch, dtype=cp.int32)
-        flags = (np.int32(weighted), np.int32(b))
         first = d_src.astype(cp.int64) * b + cp.arange(b, dtype=cp.int64)  # node-major
         level[:cells].fill(-1)
         sigma[:cells].fill(0)
         delta[:cells].fill(0)
         level[first] = 0
         sigma[first] = 1.0
-        if weighted:
-            dist[:cells].fill(cp.inf)
-            mark[:cells].fill(-1)
-            dist[first] = 0.0
-            mark[first] = 0
-            _until_still(k, "bc_relax", grid, hubs_out, b, (dg.indptr, dg.indices, weight),
-                         (np.int32(b), np.int64(cells), dist, mark), flag, first=1)
+        dist[:cells].fill(cp.inf)
+        mark[:cells].fill(-1)
+        dist[first] = 0.0
+        mark[first] = 0
+        _until_still(k, "bc_relax", grid, hubs_out, b, (dg.indptr, dg.indices, weight),
+                     (np.int32(b), np.int64(cells), dist, mark), flag, first=1)
         out_head = (dg.indptr, dg.indices, weight, dist)
         depth = _until_still(k, "bc_discover", grid, hubs_out, b, out_head,
-                             (*flags, np.int64(cells), level), flag, first=0)
+                             (np.int32(b), np.int64(cells), level), flag, first=0)
         for d in range(1, depth + 1):  # the source's count is 1
             _step(k, "bc_sigma", grid, hubs_in, b, (*rows_in, in_weight, dist),
-                  (*flags, np.int64(cells), level, sigma, np.int32(d)))
+                  (np.int32(b), np.int64(cells), level, sigma, np.int32(d)))
         for d in range(depth - 1, -1, -1):  # the deepest level's dependencies are 0
             _step(k, "bc_delta", grid, hubs_out, b, out_head,
-                  (*flags, np.int64(cells), level, sigma, delta, np.int32(d)))
+                  (np.int32(b), np.int64(cells), level, sigma, delta, np.int32(d)))
         reached = (level[:cells].reshape(n, b) >= 0).sum(axis=0).astype(cp.int64)
         k["bc_accumulate"](grid_for(n, THREADS), (THREADS,),
                            (np.int32(n), np.int32(b), d_src, level, delta, reached,

@@ -7,7 +7,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from graphgpu.kernels.algorithms.betweenness import BetweennessParams
+from graphgpu.kernels.algorithms.betweenness import BetweennessParams, hops
 from graphgpu.kernels.algorithms.betweenness.cpu import betweenness as betweenness_cpu
 from graphgpu.kernels.algorithms.betweenness.gpu import betweenness as betweenness_gpu
 from graphgpu.kernels.core.device import gpu_available
@@ -247,10 +247,49 @@ def test_gpu_hub_rows_and_batches_equal_cpu(case: int, monkeypatch: pytest.Monke
     g, weights = gpu_cases()[case]
     graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, weights)
     monkeypatch.setattr(device, "HUB_ROW", 3)
-    monkeypatch.setattr(device, "BATCH_BYTES", 40 * device.BYTES_PER_CELL[weights is not None]
-                        * graph.n)
-    assert device.batch_size(graph.n, 70, weights is not None) == 32
+    monkeypatch.setattr(hops, "HUB_ROW", 3)
+    monkeypatch.setattr(device, "BATCH_BYTES", 40 * device.BYTES_PER_CELL * graph.n)
+    assert device.batch_size(graph.n, 70) == 32
     _assert_backends_agree(graph, BetweennessParams(k=70, seed=4, endpoints=True))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("case", [0, 2])
+@pytest.mark.parametrize("per_lane", [1, 2, 4])
+def test_gpu_hops_hub_items_and_batches_equal_cpu(case: int, per_lane: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hop counts: hub rows cut into several items (blocks), 1, 2 or 4 sources per lane (as
+    memory allows), in full batches and a remainder."""
+    g, _ = gpu_cases()[case]
+    graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, None)
+    monkeypatch.setattr(hops, "HUB_ROW", 5)
+    monkeypatch.setattr(hops, "CHUNK", 3)
+    monkeypatch.setattr(hops, "BATCH_BYTES", 16 * hops.LANES * per_lane * graph.n)
+    assert hops.per_lane(graph.n, 70) == per_lane
+    for params in (BetweennessParams(k=70, seed=4, endpoints=True),
+                   BetweennessParams(k=45, seed=5, normalized=False)):
+        _assert_backends_agree(graph, params)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_hops_deep_levels_equal_cpu(directed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search deeper than byte levels hold is run again with 4-byte levels (a path of 300
+    nodes with a grid on each end: past 254 levels as they are, past 7 with the limit cut)."""
+    g = nx.disjoint_union_all([nx.grid_2d_graph(6, 6), nx.path_graph(300),
+                               nx.grid_2d_graph(5, 7)])
+    g = nx.convert_node_labels_to_integers(g)
+    g.add_edges_from([(35, 36), (335, 336)])
+    if directed:
+        g = nx.DiGraph(g)
+        g.remove_edges_from([(u, v) for u, v in list(g.edges()) if (u * 7 + v) % 5 == 0 and u > v])
+    graph = spread(g, 1, 0, None)
+    params = BetweennessParams(k=40, seed=6, endpoints=True)
+    _assert_backends_agree(graph, params)
+    monkeypatch.setattr(hops, "BYTE_LEVELS", 7)
+    _assert_backends_agree(graph, params)
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
@@ -263,3 +302,16 @@ def test_gpu_weighted_matches_networkx(directed: bool, tenths: bool) -> None:
     expected = nx.betweenness_centrality(g, endpoints=True, weight="weight")
     np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
                                atol=1e-12)
+
+
+def test_gpu_estimate_counts_the_batch_state() -> None:
+    # A job's device memory is admitted from its estimate: the hop batches' state grows with
+    # the sources per lane (k up to 128 sources in one batch), past the graph's own bytes.
+    from graphgpu.kernels.algorithms.betweenness import estimate_betweenness
+
+    graph = from_nx(nx.barabasi_albert_graph(2000, 3, seed=1))
+    few = estimate_betweenness(graph, BetweennessParams(k=32, seed=1), "gpu").device_bytes
+    many = estimate_betweenness(graph, BetweennessParams(k=128, seed=1), "gpu").device_bytes
+    assert graph.nbytes() + 32 * 16 * graph.n < few < many
+    assert many - graph.nbytes() >= 128 * 16 * graph.n
+    assert estimate_betweenness(graph, BetweennessParams(k=32), "cpu").device_bytes is None

@@ -1,0 +1,324 @@
+// Brandes betweenness by hop counts for a batch of up to 32 * S sources (kernels/algorithms/
+// betweenness/hops.py drives it; weighted paths keep betweenness.cu).
+//
+// State is node-major with a stride of W = 32 * S (entry v * W + b for node v and the batch's
+// source b): level (T: uint8 or uint32, ~0 unreached), sigma (float64 path counts, overwritten by
+// x = (1 + delta) / sigma once the node's dependency is known) and delta (float64). A warp works
+// on one node, lane l on sources l * S .. l * S + S - 1, so one vector load gives a lane its S
+// levels and a warp a neighbour's W levels (S = 4, uint8: one 128-byte line serves 128 sources).
+//
+// The levels come with frontier lists: list d holds the nodes at level d for some source of the
+// batch, built while level d + 1 is discovered (top-down: a warp per frontier node pushes to
+// unreached neighbours), so the path counts (level by level up) and the dependencies (level by
+// level down) visit only those nodes instead of scanning all n x W entries. A warp takes its
+// row's arcs GROUP at a time, their levels loaded before any is used, so that a lane has several
+// random loads in flight rather than one.
+//
+// Rows over `hub` arcs are cut into items (hops.py), a block of 256 threads each; the sums of an
+// item's warps are added in warp order and the items' in item order (bc_hop_finish), so every
+// sum has a fixed order (path counts are integers: exact in any order).
+
+typedef long long i64;
+#define FULL 0xffffffffu
+#define LANES 32
+#define GROUP 8
+#define HUB_THREADS 256
+
+template <typename T>
+__device__ __forceinline__ T unseen() {
+    return (T)~(T)0;
+}
+
+// A lane's S levels, loaded as one vector.
+template <typename T, int S>
+struct alignas(sizeof(T) * S) Pack {
+    T v[S];
+};
+
+template <typename T, int S>
+__device__ __forceinline__ Pack<T, S> load_levels(const T* level, int w) {
+    return *reinterpret_cast<const Pack<T, S>*>(level + (i64)w * (LANES * S) +
+                                                (threadIdx.x % LANES) * S);
+}
+
+// The lane's sources (bits 0 .. S - 1) whose level at node v is `depth`.
+template <typename T, int S>
+__device__ __forceinline__ unsigned at_depth(const T* level, int v, int depth) {
+    const Pack<T, S> p = load_levels<T, S>(level, v);
+    unsigned act = 0;
+#pragma unroll
+    for (int i = 0; i < S; ++i) act |= (p.v[i] == (T)depth ? 1u : 0u) << i;
+    return act;
+}
+
+// Top-down: the lane's sources `act` at v reach the unreached entries of its out-neighbours in
+// [start, end); a neighbour given a new level is appended to next_list once per level (stamp).
+template <typename T, int S>
+__device__ __forceinline__ void push_arcs(const int* __restrict__ indices, i64 start, i64 end,
+                                          unsigned act, T* level, int depth, int* stamp,
+                                          int* next_list, int* next_count) {
+    const int lane = threadIdx.x % LANES;
+    for (i64 base = start; base < end; base += LANES) {
+        const int cnt = (int)min((i64)LANES, end - base);
+        const int mine = lane < cnt ? indices[base + lane] : 0;
+        for (int k0 = 0; k0 < cnt; k0 += GROUP) {
+            int w[GROUP];
+            Pack<T, S> lv[GROUP];
+#pragma unroll
+            for (int q = 0; q < GROUP; ++q) {
+                w[q] = __shfl_sync(FULL, mine, (k0 + q) % LANES);
+                if (act && k0 + q < cnt) lv[q] = load_levels<T, S>(level, w[q]);
+            }
+#pragma unroll
+            for (int q = 0; q < GROUP; ++q) {
+                if (k0 + q >= cnt) break;  // the same for the whole warp
+                bool fresh = false;
+#pragma unroll
+                for (int i = 0; i < S; ++i)
+                    if (((act >> i) & 1u) && lv[q].v[i] == unseen<T>()) {
+                        level[(i64)w[q] * (LANES * S) + lane * S + i] = (T)(depth + 1);
+                        fresh = true;
+                    }
+                if (__ballot_sync(FULL, fresh) && lane == 0 &&
+                    atomicExch(&stamp[w[q]], depth + 1) != depth + 1)
+                    next_list[atomicAdd(next_count, 1)] = w[q];
+            }
+        }
+    }
+}
+
+// total[i] += value[u * W + lane * S + i] over the arcs [start, end) (CSR order) whose
+// neighbour u is at level `other` for the lane's source i of `act`.
+template <typename T, int S>
+__device__ __forceinline__ void gather_arcs(const int* __restrict__ indices, i64 start, i64 end,
+                                            unsigned act, const T* __restrict__ level, int other,
+                                            const double* value, double* total) {
+    const int lane = threadIdx.x % LANES;
+    for (i64 base = start; base < end; base += LANES) {
+        const int cnt = (int)min((i64)LANES, end - base);
+        const int mine = lane < cnt ? indices[base + lane] : 0;
+        for (int k0 = 0; k0 < cnt; k0 += GROUP) {
+            int w[GROUP];
+            Pack<T, S> lv[GROUP];
+#pragma unroll
+            for (int q = 0; q < GROUP; ++q) {
+                w[q] = __shfl_sync(FULL, mine, (k0 + q) % LANES);
+                if (act && k0 + q < cnt) lv[q] = load_levels<T, S>(level, w[q]);
+            }
+            if (!act) continue;
+#pragma unroll
+            for (int q = 0; q < GROUP; ++q) {
+                if (k0 + q >= cnt) break;
+#pragma unroll
+                for (int i = 0; i < S; ++i)
+                    if (((act >> i) & 1u) && lv[q].v[i] == (T)other)
+                        total[i] += value[(i64)w[q] * (LANES * S) + lane * S + i];
+            }
+        }
+    }
+}
+
+// sigma (is_delta 0) or delta and x (is_delta 1) of an entry at its level, from its sum.
+__device__ __forceinline__ void settle(i64 at, double total, int is_delta, double* sigma,
+                                       double* delta) {
+    if (!is_delta) {
+        sigma[at] = total;
+    } else {
+        const double s = sigma[at];
+        const double d = s * total;
+        delta[at] = d;
+        sigma[at] = (1.0 + d) / s;
+    }
+}
+
+// The item's arcs split into contiguous parts, one per warp of the block.
+__device__ __forceinline__ void warp_part(i64 start, i64 end, i64* lo, i64* hi) {
+    const int warps = blockDim.x / LANES, w = threadIdx.x / LANES;
+    const i64 part = (end - start + warps - 1) / warps;
+    *lo = min(end, start + w * part);
+    *hi = min(end, *lo + part);
+}
+
+template <typename T, int S>
+__device__ void push(const i64* __restrict__ indptr, const int* __restrict__ indices,
+                     const int* __restrict__ list, int count, i64 hub, T* level, int depth,
+                     int* stamp, int* next_list, int* next_count) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+    if (g >= count) return;
+    const int v = list[g];
+    const i64 start = indptr[v], end = indptr[v + 1];
+    if (end - start > hub) return;
+    const unsigned act = at_depth<T, S>(level, v, depth);
+    push_arcs<T, S>(indices, start, end, act, level, depth, stamp, next_list, next_count);
+}
+
+template <typename T, int S>
+__device__ void push_hub(const int* __restrict__ indices, const int* __restrict__ item_node,
+                         const i64* __restrict__ item_start, const i64* __restrict__ item_end,
+                         T* level, int depth, int* stamp, int* next_list, int* next_count) {
+    const int v = item_node[blockIdx.x];
+    const unsigned act = at_depth<T, S>(level, v, depth);
+    if (!__syncthreads_or(act)) return;
+    i64 lo, hi;
+    warp_part(item_start[blockIdx.x], item_end[blockIdx.x], &lo, &hi);
+    push_arcs<T, S>(indices, lo, hi, act, level, depth, stamp, next_list, next_count);
+}
+
+// Path counts (is_delta 0: in-rows, neighbours at depth - 1) or dependencies (is_delta 1:
+// out-rows, neighbours at depth + 1) of the frontier list's nodes of rows up to `hub` arcs.
+template <typename T, int S>
+__device__ void gather(const i64* __restrict__ indptr, const int* __restrict__ indices,
+                       const int* __restrict__ list, int count, i64 hub,
+                       const T* __restrict__ level, int depth, int is_delta, double* sigma,
+                       double* delta) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+    if (g >= count) return;
+    const int v = list[g];
+    const i64 start = indptr[v], end = indptr[v + 1];
+    if (end - start > hub) return;
+    const unsigned act = at_depth<T, S>(level, v, depth);
+    double total[S];
+#pragma unroll
+    for (int i = 0; i < S; ++i) total[i] = 0.0;
+    gather_arcs<T, S>(indices, start, end, act, level, is_delta ? depth + 1 : depth - 1, sigma,
+                      total);
+    const i64 at = (i64)v * (LANES * S) + (threadIdx.x % LANES) * S;
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+        if ((act >> i) & 1u) settle(at + i, total[i], is_delta, sigma, delta);
+}
+
+// An item's part of a hub's sum (per source, warps added in order), for bc_hop_finish.
+template <typename T, int S>
+__device__ void gather_hub(const int* __restrict__ indices, const int* __restrict__ item_node,
+                           const i64* __restrict__ item_start, const i64* __restrict__ item_end,
+                           const T* __restrict__ level, int depth, int is_delta,
+                           const double* __restrict__ sigma, double* __restrict__ part) {
+    __shared__ double sums[HUB_THREADS / LANES][LANES * S];
+    const int v = item_node[blockIdx.x], lane = threadIdx.x % LANES;
+    const unsigned act = at_depth<T, S>(level, v, depth);
+    if (!__syncthreads_or(act)) return;
+    i64 lo, hi;
+    warp_part(item_start[blockIdx.x], item_end[blockIdx.x], &lo, &hi);
+    double total[S];
+#pragma unroll
+    for (int i = 0; i < S; ++i) total[i] = 0.0;
+    gather_arcs<T, S>(indices, lo, hi, act, level, is_delta ? depth + 1 : depth - 1, sigma,
+                      total);
+#pragma unroll
+    for (int i = 0; i < S; ++i) sums[threadIdx.x / LANES][lane * S + i] = total[i];
+    __syncthreads();
+    for (int j = threadIdx.x; j < LANES * S; j += blockDim.x) {
+        double sum = 0.0;
+        for (int w = 0; w < (int)(blockDim.x / LANES); ++w) sum += sums[w][j];
+        part[(i64)blockIdx.x * (LANES * S) + j] = sum;
+    }
+}
+
+// Thread per (hub, source): the hub's item sums in item order, settled where it is at depth.
+template <typename T, int S>
+__device__ void finish(const int* __restrict__ hubs, int count, const int* __restrict__ first,
+                       const T* __restrict__ level, int depth, int is_delta,
+                       const double* __restrict__ part, double* sigma, double* delta) {
+    const i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= (i64)count * (LANES * S)) return;
+    const int h = (int)(g / (LANES * S)), j = (int)(g % (LANES * S));
+    const i64 at = (i64)hubs[h] * (LANES * S) + j;
+    if (level[at] != (T)depth) return;
+    double total = 0.0;
+    for (int i = first[h]; i < first[h + 1]; ++i) total += part[(i64)i * (LANES * S) + j];
+    settle(at, total, is_delta, sigma, delta);
+}
+
+// reached[b] += the nodes where source b (< batch) has a level: a thread per (node, source) of
+// a grid-stride loop (consecutive threads read a node's consecutive levels), counted per block in
+// shared memory, then one atomic per block and source. blockDim.x is a multiple of 32 * S.
+template <typename T, int S>
+__device__ void count_reached(int n, int batch, const T* __restrict__ level,
+                              unsigned long long* reached) {
+    __shared__ unsigned counts[LANES * S];
+    const int slot = threadIdx.x % (LANES * S), per_block = blockDim.x / (LANES * S);
+    for (int j = threadIdx.x; j < LANES * S; j += blockDim.x) counts[j] = 0;
+    __syncthreads();
+    unsigned mine = 0;
+    if (slot < batch)
+        for (i64 v = (i64)blockIdx.x * per_block + threadIdx.x / (LANES * S); v < n;
+             v += (i64)gridDim.x * per_block)
+            mine += level[v * (LANES * S) + slot] != unseen<T>() ? 1u : 0u;
+    atomicAdd(&counts[slot], mine);
+    __syncthreads();
+    for (int j = threadIdx.x; j < batch; j += blockDim.x)
+        if (counts[j]) atomicAdd(&reached[j], (unsigned long long)counts[j]);
+}
+
+// bc[v] += the batch's contributions at v, in source order.
+template <typename T, int S>
+__device__ void accumulate(int n, int batch, const int* __restrict__ sources,
+                           const T* __restrict__ level, const double* __restrict__ delta,
+                           const i64* __restrict__ reached, int endpoints,
+                           double* __restrict__ bc) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    double total = 0.0;
+    for (int b = 0; b < batch; ++b) {
+        const i64 at = (i64)v * (LANES * S) + b;
+        if (level[at] == unseen<T>()) continue;
+        if (v == sources[b]) {
+            if (endpoints) total += (double)(reached[b] - 1);
+        } else {
+            total += endpoints ? delta[at] + 1.0 : delta[at];
+        }
+    }
+    bc[v] += total;
+}
+
+// The kernels of one level type T and S sources per lane, named bc_hop_<step>_<SUF>.
+#define HOP_KERNELS(T, S, SUF)                                                                 \
+    extern "C" __global__ void bc_hop_push_##SUF(const i64* indptr, const int* indices,        \
+                                                 const int* list, int count, i64 hub,          \
+                                                 T* level, int depth, int* stamp,              \
+                                                 int* next_list, int* next_count) {            \
+        push<T, S>(indptr, indices, list, count, hub, level, depth, stamp, next_list,          \
+                   next_count);                                                                \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_push_hub_##SUF(                                          \
+        const int* indices, const int* item_node, const i64* item_start, const i64* item_end,  \
+        T* level, int depth, int* stamp, int* next_list, int* next_count) {                    \
+        push_hub<T, S>(indices, item_node, item_start, item_end, level, depth, stamp,          \
+                       next_list, next_count);                                                 \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_gather_##SUF(                                            \
+        const i64* indptr, const int* indices, const int* list, int count, i64 hub,            \
+        const T* level, int depth, int is_delta, double* sigma, double* delta) {               \
+        gather<T, S>(indptr, indices, list, count, hub, level, depth, is_delta, sigma, delta); \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_gather_hub_##SUF(                                        \
+        const int* indices, const int* item_node, const i64* item_start, const i64* item_end,  \
+        const T* level, int depth, int is_delta, const double* sigma, double* part) {          \
+        gather_hub<T, S>(indices, item_node, item_start, item_end, level, depth, is_delta,     \
+                         sigma, part);                                                         \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_finish_##SUF(const int* hubs, int count,                 \
+                                                   const int* first, const T* level,           \
+                                                   int depth, int is_delta,                    \
+                                                   const double* part, double* sigma,          \
+                                                   double* delta) {                            \
+        finish<T, S>(hubs, count, first, level, depth, is_delta, part, sigma, delta);          \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_accumulate_##SUF(int n, int batch, const int* sources,   \
+                                                       const T* level, const double* delta,    \
+                                                       const i64* reached, int endpoints,      \
+                                                       double* bc) {                           \
+        accumulate<T, S>(n, batch, sources, level, delta, reached, endpoints, bc);             \
+    }                                                                                          \
+    extern "C" __global__ void bc_hop_reached_##SUF(int n, int batch, const T* level,          \
+                                                    unsigned long long* reached) {             \
+        count_reached<T, S>(n, batch, level, reached);                                         \
+    }
+
+HOP_KERNELS(unsigned char, 1, u8x1)
+HOP_KERNELS(unsigned char, 2, u8x2)
+HOP_KERNELS(unsigned char, 4, u8x4)
+HOP_KERNELS(unsigned int, 1, u32x1)
+HOP_KERNELS(unsigned int, 2, u32x2)
+HOP_KERNELS(unsigned int, 4, u32x4)
