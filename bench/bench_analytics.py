@@ -14,7 +14,11 @@ What is timed (median of ``--repeat`` runs after a warm-up run; CPU and peers on
 over 10 M arcs):
 
 * ``gpu``: wall time of the registered GPU function with the graph resident on the device (as in
-  a warm worker), per-node results copied back to the host included.
+  a warm worker), per-node results copied back to the host included where the function does
+  (families that leave them on the device, as triangles: the function's own work, summary
+  included).
+* ``gpu+copy``: for results left on the device, the same plus the worker's copy of the arrays
+  into its pinned staging buffer (``device.to_host(..., staging=True)``).
 * ``gpu device part``: the same work with the results left on the device (CUDA events), where
   the result copy is a large part: the difference is the copy to pageable host memory.
 * ``cpu``: wall time of the registered CPU function (Numba; pagerank, betweenness and Jaccard use
@@ -213,7 +217,7 @@ def check(algorithm: str, ours, theirs, what: str) -> None:
     elif algorithm == "jaccard":
         ok = np.array_equal(ours.arrays["jaccard"], theirs)
     else:
-        ok = np.array_equal(ours.node_values["triangles"], theirs)
+        ok = np.array_equal(ours.host().node_values["triangles"], theirs)
     if not ok:
         raise AssertionError(f"{algorithm}: {what} disagree")
 
@@ -233,6 +237,7 @@ ALGORITHMS = {
 
 
 def same(algorithm: str, a, b) -> bool:
+    a, b = a.host(), b.host()  # a GPU backend may leave its arrays on the device
     if algorithm == "pagerank":
         return bool(np.allclose(a.node_values["pagerank"], b.node_values["pagerank"], rtol=1e-6))
     if algorithm == "betweenness_centrality":  # sums of the sources in another order
@@ -282,7 +287,7 @@ def device_part(algorithm: str, graph: Graph, params, repeat: int) -> float | No
             return pagerank.gpu.device_power_iteration(state, params, lambda *_: None)
     elif algorithm == "triangles":
         def run():
-            return triangles.gpu.rank_triangles(graph)
+            return triangles.gpu.device_triangles(graph)
     elif algorithm == "jaccard":
         def run():
             return similarity.gpu.edges_device(graph)
@@ -337,6 +342,17 @@ def bench_one(name: str, kind: str, graph: Graph, algorithm: str, params, cpu_fn
           "throughput": rate})
     emit({**base, "backend": "gpu vs cpu", "time_ms": gpu_ms, "peer": "cpu",
           "peer_ms": cpu_ms, "ratio": gpu_ms / cpu_ms, "throughput": rate})
+    if any(not isinstance(a, np.ndarray) for a in (*gpu_out.node_values.values(),
+                                                   *gpu_out.arrays.values())):
+        from graphgpu.kernels.core import device
+
+        def with_copy():
+            out = gpu_fn(graph, params, no_progress)
+            return device.to_host({**out.node_values, **out.arrays}, staging=True)
+
+        copy_ms = timed_ms(with_copy, repeat)[0]
+        emit({**base, "backend": "gpu+copy", "time_ms": copy_ms, "peer": "gpu",
+              "peer_ms": gpu_ms, "ratio": copy_ms / gpu_ms})
     part_ms = device_part(algorithm, graph, params, repeat)
     if part_ms is not None:
         emit({**base, "backend": "gpu device part", "time_ms": part_ms,

@@ -10,7 +10,9 @@ graph into a DAG in which each clique is found exactly once, from its lowest ver
   below ``sqrt(2 m)``. Array passes written against an array module ``xp``, so the same code runs
   with NumPy on the host and with CuPy on the device: :func:`degree_dag`,
   :func:`device_degree_dag`, and :func:`bounded_degree_dag` (degree order unless an out-degree
-  passes a limit, then the degeneracy order).
+  passes a limit, then the degeneracy order). On the device, :func:`device_degree_out_lists`
+  gives the same out-lists without sorting them: in node ids and CSR order, for consumers that
+  hash the lists (``dag.cu``).
 
 A DAG is returned as CSR **out-lists** ``(dptr, dadj)``: int64 offsets of length ``n + 1`` and
 int32 targets, vertices in *rank ids* (vertex ``r`` is the ``r``-th of the order), every row
@@ -24,13 +26,22 @@ CuPy is never imported at module load: :func:`device_degree_dag` asks
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
 
+from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
+
+CUDA_SOURCE = Path(__file__).with_name("dag.cu")
+#: The kernels of ``dag.cu``.
+NAMES = ("out_lists_rows", "out_lists_long")
+#: Rows longer than this are filtered by a warp per piece of this many entries (one warp would
+#: hold rmat22's 163k-entry hub row for milliseconds).
+LONG_ROW = 2048
 
 
 @numba.njit(cache=True, nogil=True)
@@ -236,6 +247,46 @@ def device_degree_dag(graph: Graph) -> tuple[Any, Any]:
     """
     dg = on_device(graph)
     return degree_dag(cupy(), dg.indptr, dg.indices)
+
+
+def device_degree_out_lists(graph: Graph) -> tuple[Any, Any]:
+    """The out-lists of :func:`degree_dag` on the current GPU, unsorted and in node ids.
+
+    Each row of the resident CSR keeps its neighbours above it in the ``(degree, id)`` order, in
+    place: the out-list of ``v`` is ``out[indptr[v]:indptr[v] + outdeg[v]]`` (CSR order, or any
+    order for rows over :data:`LONG_ROW`). No sort and no relabelling (:func:`degree_dag` sorts
+    the arcs by rank): for consumers that only test membership (hash tables), and whose counts
+    are then per node id already.
+
+    Returns
+    -------
+    out : cupy.ndarray
+        int32, as long as the CSR's indices (the entries past each out-list are unset).
+    outdeg : cupy.ndarray
+        int32 out-degree of every node.
+    """
+    cp = cupy()
+    dg = on_device(graph)
+    n, arcs = graph.n, int(dg.indices.shape[0])
+    out = cp.empty(arcs, dtype=cp.int32)
+    outdeg = cp.zeros(n, dtype=cp.int32)
+    if arcs == 0:
+        return out, outdeg
+    deg = cp.diff(dg.indptr).astype(cp.int32)
+    k = kernels(CUDA_SOURCE, NAMES)
+    grid = (sm_count() * 16,)
+    k["out_lists_rows"](grid, (256,), (dg.indptr, dg.indices, deg, cp.int32(n),
+                                       cp.int64(LONG_ROW), out, outdeg))
+    long_rows = cp.flatnonzero(deg > LONG_ROW)
+    if long_rows.size:
+        per_row = (deg[long_rows].astype(cp.int64) + LONG_ROW - 1) // LONG_ROW
+        first = cp.cumsum(per_row) - per_row
+        items = int(per_row.sum())
+        row = cp.searchsorted(first, cp.arange(items), side="right") - 1
+        k["out_lists_long"](grid, (256,), (dg.indptr, dg.indices, deg, long_rows[row],
+                                           cp.arange(items) - first[row], cp.int32(items),
+                                           cp.int64(LONG_ROW), out, outdeg))
+    return out, outdeg
 
 
 def bounded_degree_dag(graph: Graph, max_out_degree: int, xp: Any = None) -> tuple[Any, Any]:

@@ -3,12 +3,14 @@
 Every edge is oriented from the lower to the higher ``(degree, id)`` rank
 (:func:`graphgpu.kernels.algorithms.common.dag.degree_dag`, the clique searches' orientation:
 every out-degree stays below ``sqrt(2 m)``). A triangle ``a < b < c`` (in rank) is then found
-exactly once, on the arc ``a -> b``, as a common out-neighbour ``c`` of ``a`` and ``b`` (a merge
-of two sorted rows), and counts once for each of its three nodes. The CPU (:mod:`.cpu`) walks
-the arcs in Numba; the GPU (:mod:`.gpu`), on a DAG built on the device, takes a block per chunk
-of rows (counts in shared memory), a thread per arc whose shorter list is short (a merge or
-binary searches) and a warp per arc whose lists are both long. Both hand their counts to
-:mod:`.driver`.
+exactly once, on the arc ``a -> b``, as a common out-neighbour ``c`` of ``a`` and ``b``, and counts
+once for each of its three nodes. The CPU (:mod:`.cpu`) walks the arcs in Numba, merging two
+sorted rows. The GPU (:mod:`.gpu`) keeps the out-lists unsorted, filtered in place of the CSR on
+the device (:func:`~graphgpu.kernels.algorithms.common.dag.device_degree_out_lists`), and takes
+each arc at its endpoint with the longer out-list: that node's list goes in a hash table in
+shared memory (a warp or a block per node) and the shorter list is probed in it, one probe per
+entry (``triangles.cu``); counts, clustering and the summary's sums stay on the device. Both hand
+their counts to :mod:`.driver`.
 
 From the counts ``t`` and degrees ``d`` (as NetworkX defines them):
 
@@ -17,8 +19,9 @@ From the counts ``t`` and degrees ``d`` (as NetworkX defines them):
 * ``average_clustering`` = the mean of ``clustering`` over all nodes.
 
 Integer counts are exact; the clustering values are single correctly rounded divisions of exact
-integers on both backends, so CPU and GPU agree bit for bit. Weights are ignored. Directed graphs
-run on the symmetrised view.
+integers on both backends, and their mean is summed exactly (fixed-point limbs,
+:func:`.driver.mean_limbs`) and rounded once, so CPU and GPU agree bit for bit. Weights are
+ignored. Directed graphs run on the symmetrised view.
 
 ``clustering`` computes NetworkX's clustering of the other kinds, which ``triangles`` does not:
 of a directed graph (Fagiolo's, on in- and out-arcs) and weighted (the geometric mean of the

@@ -77,7 +77,7 @@ def triangles(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResul
     triangles = dag_triangles(dptr, dadj)[degree_rank(np, graph.indptr)]
     degrees = graph.degrees()
     progress(1.0, "triangles: done")
-    return driver.result(triangles, driver.clustering(np, triangles, degrees), degrees)
+    return driver.result(np, triangles, driver.clustering(np, triangles, degrees), degrees)
 
 
 def clustering(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

@@ -6,6 +6,7 @@ them.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -14,8 +15,8 @@ from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
-__all__ = ["clustering", "clustering_result", "cube_rooted", "fagiolo", "result", "row_chunks",
-           "weight_scale"]
+__all__ = ["clustering", "clustering_result", "cube_rooted", "exact_mean", "fagiolo", "mean_limbs",
+           "result", "row_chunks", "weight_scale"]
 
 
 def clustering(xp: Any, triangles: Any, degrees: Any) -> Any:
@@ -25,15 +26,46 @@ def clustering(xp: Any, triangles: Any, degrees: Any) -> Any:
                     / xp.maximum(pairs, 1).astype(xp.float64), 0.0)
 
 
-def result(triangles: np.ndarray, local: np.ndarray, degrees: np.ndarray) -> AlgorithmResult:
-    """The ``triangles`` result from per-node counts, clustering and degrees (host arrays)."""
-    total = int(triangles.sum()) // 3
-    triads = int((degrees.astype(np.int64) * (degrees - 1)).sum()) // 2
+def result(xp: Any, triangles: Any, local: Any, degrees: Any) -> AlgorithmResult:
+    """The ``triangles`` result from per-node counts, clustering and degrees (arrays of ``xp``,
+    left where they are); the summary's sums are taken there too, read back in one transfer."""
+    triads = (degrees.astype(xp.int64) * (degrees - 1)).sum() // 2
+    sums = [int(x) for x in xp.stack([triangles.sum(), triads, *mean_limbs(xp, local)]).tolist()]
+    total = sums[0] // 3
     summary = {"triangles": total,
-               "transitivity": 3 * total / triads if total else 0.0,
-               "average_clustering": float(local.mean()) if local.size else 0.0}
+               "transitivity": 3 * total / sums[1] if total else 0.0,
+               "average_clustering": exact_mean(sums[2:], int(local.shape[0]))}
     return AlgorithmResult(summary=summary,
                            node_values={"triangles": triangles, "clustering": local})
+
+
+#: Bits of the fixed-point limbs of :func:`mean_limbs`, and their number: clustering values are
+#: 0 or at least 2 / (d (d - 1)) > 2^-62, so their last bit is worth at least 2^-114 > 2^-128.
+LIMB_BITS, LIMBS = 32, 4
+
+
+def mean_limbs(xp: Any, values: Any) -> list[Any]:
+    """Sums (int64 scalars of ``xp``) of the 32-bit limbs of ``values`` in [0, 1] written as
+    ``sum_k limb_k 2^(-32 (k + 1))``: exact (each limb is at most 2^32, so n < 2^31 of them sum
+    in int64), hence the same whatever the order of the additions, on either backend."""
+    rest, sums = values.astype(xp.float64), []
+    for _ in range(LIMBS):
+        scaled = rest * float(1 << LIMB_BITS)  # exact: a power of two
+        limb = xp.floor(scaled)
+        rest = scaled - limb  # exact: same binade or below
+        sums.append(limb.astype(xp.int64).sum())
+    return sums
+
+
+def exact_mean(limb_sums: list[int], n: int) -> float:
+    """The mean of the values whose :func:`mean_limbs` are ``limb_sums``, correctly rounded
+    (0.0 when ``n`` is 0)."""
+    if not n:
+        return 0.0
+    total = 0
+    for limb in limb_sums:
+        total = (total << LIMB_BITS) + limb
+    return float(Fraction(total, n << (LIMB_BITS * LIMBS)))
 
 
 def cube_rooted(xp: Any, weights: Any, arcs: int, scale: float) -> Any:

@@ -1,123 +1,187 @@
-// Triangles per node on an acyclic orientation (see triangles/__init__.py).
+// Triangles per node on the (degree, id) orientation, by hash probes (see triangles/__init__.py).
 //
-// Per DAG arc a -> b, the common out-neighbours c of a and b (both rows sorted, and every such c
-// lies after b in a's row) close the triangles {a, b, c}, each found exactly once. The triangle
-// is credited to its three nodes through a's row: `found` to a (one atomic per arc), `found` to
-// b through its arc's slot e and 1 to c through the slot i of a -> c; a slot p's count goes to
-// node dadj[p] at the end. Crediting a per-node or per-arc counter in global memory per triangle
-// cost 2 global atomics each (4.2 G on rmat22, queued on hubs and over 256 MB of counters).
+// The out-lists come unsorted and in node ids, in place of the CSR (common/dag.cu): out-list of
+// v = out[indptr[v] .. indptr[v] + od[v]). A triangle a < b < c (in the order) is the arc a -> b
+// with c in both out-lists, N+(a) and N+(b); each arc is taken once, at its endpoint whose
+// out-list is the longer (ties: at the tail), the "pivot" v: its out-list goes in a hash table in
+// shared memory, and the other endpoint's ("partner" u) out-list, the shorter, is probed in it,
+// one probe per entry. On rmat22 that is 11.8 G probes, against 43 G entries for merges of both
+// lists of every arc, and a probe is a shared-memory load where a merge step is a global one.
 //
-// A block takes a chunk of whole rows (gpu.py cuts them, about CHUNK arcs each), so the slots e
-// and i of its triangles lie in its own arc range: they are counted in shared memory and flushed
-// with one global atomic per slot. Slots past the shared range (rows longer than a chunk) and the
-// arcs of the queue's overflow go to `spill` (global, flushed by triangles_spill).
+// A pivot's partners are the neighbours u in its CSR row for which it is the pivot (`mine`), 32
+// at a time, a lane each; a warp probes the lists of its 32 partners as one run, 32 x UNROLL
+// entries a round (all loads of a round in flight at once), whatever their lengths (on R-MAT most
+// are 1 to a few hundred entries; rmat22 on the H100: 54-56 ms for the kernels, 57 with a lane
+// per list of up to 32 entries and a warp per longer one). A hit c credits the triangle to its
+// three nodes: c through the hit count of its slot (shared, flushed once per pivot), u through
+// its lane's count (shared, flushed per 32 partners; counting a lane's hits per partner in a
+// register first cost 5 ms more, its branches) and v once per warp.
 //
-// Light arcs (the shorter of their two lists, a's row after b and b's row, holds at most `limit`
-// entries) are taken by one thread (intersect::thread_lists: a merge, or binary searches of the
-// shorter's entries in the longer); on R-MAT most arcs pair a list of a few entries with one of
-// hundreds. Heavy ones (both lists long: hubs) are queued, then a warp takes each (heavy_arc,
-// intersect::warp_lists), so that the lanes of a warp are not held by one long merge.
-
-#include "intersect.cuh"
+// A pivot of out-degree k gets a table of the first power of two >= 4k slots (load at most 1/4:
+// about 1.4 slots per missed probe, most probes miss); tables are at most `slots` large, and a
+// longer out-list is hashed in pieces of slots / 4 entries (the partners probed once per piece).
 
 typedef unsigned long long u64;
 
-// THREADS (block width), SLOTS (shared counters of a chunk), QUEUE (heavy arcs a block keeps;
-// more go to the global overflow) and RATIO (see heavy_arc) come from gpu.py as -D options.
+#define EMPTY (-1)
+#define ALL 0xffffffffu
+#define MAX_WARPS 8  // warps of a block of triangles_warps
 
-// Credit `by` to the node of slot p: in the block's shared counters when p is in range.
-__device__ __forceinline__ void credit(unsigned* slots, long long lo, long long hi, long long p,
-                                       unsigned by, unsigned* spill) {
-    if (p < hi) atomicAdd(&slots[p - lo], by);
-    else atomicAdd(&spill[p], by);
+// UNROLL (entries a lane loads before probing them) comes from gpu.py as a -D option.
+
+__device__ __forceinline__ unsigned slot_of(int x, int bits) {
+    return ((unsigned)x * 2654435769u) >> (32 - bits);  // Fibonacci hashing: top bits
 }
 
-// The triangles of heavy arc e (a -> b), found by one warp (intersect::warp_lists); credits as
-// in the notes, `hi` = lo when the slots are all global (the overflow kernel).
-__device__ __forceinline__ void heavy_arc(
-    const long long* __restrict__ dptr, const int* __restrict__ dadj, long long e, int a,
-    unsigned* slots, long long lo, long long hi, unsigned* spill, u64* count)
-{
-    const int b = dadj[e];
-    unsigned found = 0;
-    intersect::warp_lists(dadj, e + 1, dptr[a + 1], dptr[b], dptr[b + 1], RATIO,
-                          [&](long long i, long long) {
-                              credit(slots, lo, hi, i, 1u, spill);  // the slot of a -> c
-                              ++found;
-                          });
-    found = intersect::warp_sum(found);
-    if ((threadIdx.x & 31) == 0 && found) {
-        credit(slots, lo, hi, e, found, spill);
-        atomicAdd(&count[a], (u64)found);
-    }
+// The pivot of the arc between v and its neighbour u is v: u's out-list is the shorter, or as
+// long and v the tail (u above v in (degree, id)).
+__device__ __forceinline__ bool mine(int u, int ou, const int* __restrict__ deg, int v, int ov,
+                                     int dv) {
+    if (ou != ov) return ou < ov;
+    const int du = deg[u];
+    return du > dv || (du == dv && u > v);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) triangles_chunks(
-    const long long* __restrict__ dptr, const int* __restrict__ dadj,
-    const int* __restrict__ tail, const long long* __restrict__ bounds, long long limit,
-    unsigned* spill, u64* count, long long* __restrict__ overflow, u64* overflow_size)
-{
-    __shared__ unsigned slots[SLOTS];
-    __shared__ unsigned queue[QUEUE];
-    __shared__ unsigned queued;
-    const long long lo = bounds[blockIdx.x], end = bounds[blockIdx.x + 1];
-    const long long hi = min(end, lo + SLOTS);  // slots [lo, hi) are shared
-    for (int p = threadIdx.x; p < hi - lo; p += blockDim.x) slots[p] = 0;
-    if (threadIdx.x == 0) queued = 0;
-    __syncthreads();
-    for (long long e = lo + threadIdx.x; e < end; e += blockDim.x) {
-        const int a = tail[e], b = dadj[e];
-        const long long s0 = e + 1, s1 = dptr[a + 1];    // a's row after b
-        const long long t0 = dptr[b], t1 = dptr[b + 1];  // b's row
-        const long long rest = s1 - s0, row = t1 - t0;
-        if (rest == 0 || row == 0) continue;
-        if (min(rest, row) > limit) {
-            const unsigned q = atomicAdd(&queued, 1u);
-            if (q < QUEUE) queue[q] = (unsigned)(e - lo);
-            else overflow[atomicAdd(overflow_size, 1ull)] = e;
-            continue;
+// Probe c: on a hit count it on its slot.
+__device__ __forceinline__ unsigned probe(const int* keys, unsigned* hits, int bits, int c) {
+    const unsigned mask = (1u << bits) - 1;
+    for (unsigned h = slot_of(c, bits);; h = (h + 1) & mask) {
+        const int k = keys[h];
+        if (k == c) {
+            atomicAdd(&hits[h], 1u);
+            return 1;
         }
-        unsigned found = 0;
-        intersect::thread_lists(dadj, s0, s1, t0, t1, [&](long long i, long long) {
-            credit(slots, lo, hi, i, 1u, spill);  // the slot of a -> c
-            ++found;
-        });
-        if (found) {
-            credit(slots, lo, hi, e, found, spill);
-            atomicAdd(&count[a], (u64)found);
+        if (k == EMPTY) return 0;
+    }
+}
+
+__device__ __forceinline__ u64 warp_sum(u64 value) {
+    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(ALL, value, offset);
+    return value;
+}
+
+template <int WARPS>
+__device__ __forceinline__ void group_sync() {
+    if (WARPS == 1) __syncwarp(); else __syncthreads();
+}
+
+// The triangles of pivot v, by a group of WARPS warps (the warp, or the block) sharing the
+// table keys/hits of `slots` slots.
+template <int WARPS>
+__device__ __forceinline__ void pivot(
+    int v, const long long* __restrict__ indptr, const int* __restrict__ indices,
+    const int* __restrict__ out, const int* __restrict__ od, const int* __restrict__ deg,
+    int* keys, unsigned* hits, int slots, u64* count, unsigned* partner_hits)
+{
+    const int lane = threadIdx.x & 31;
+    const int rank = WARPS == 1 ? lane : threadIdx.x, width = 32 * WARPS;
+    const int warp = WARPS == 1 ? 0 : threadIdx.x >> 5;
+    const int ov = od[v], dv = deg[v];
+    const long long row0 = indptr[v], row1 = indptr[v + 1];
+    const int* list = out + row0;
+    const int piece = slots / 4;
+    u64 total = 0;  // this lane's triangles at v
+    for (int p0 = 0; p0 < ov; p0 += piece) {
+        const int k = min(ov - p0, piece);
+        int bits = 5;
+        while ((1 << bits) < 4 * k) ++bits;
+        const int size = 1 << bits;
+        for (int s = rank; s < size; s += width) {
+            keys[s] = EMPTY;
+            hits[s] = 0;
         }
+        group_sync<WARPS>();
+        for (int i = rank; i < k; i += width) {
+            const int x = list[p0 + i];
+            unsigned h = slot_of(x, bits);
+            while (atomicCAS(&keys[h], EMPTY, x) != EMPTY) h = (h + 1) & (size - 1);
+        }
+        group_sync<WARPS>();
+        for (long long j0 = row0 + 32 * warp; j0 < row1; j0 += width) {
+            int u = 0, ou = 0;
+            long long start = 0;
+            if (j0 + lane < row1) {
+                u = indices[j0 + lane];
+                ou = od[u];
+                start = indptr[u];  // loaded beside od[u], not after it
+                if (ou && !mine(u, ou, deg, v, ov, dv)) ou = 0;
+            }
+            // The lanes' lists as one run of `all` entries (exclusive prefix `pre`), 32 lanes
+            // x UNROLL entries a round; entry i belongs to the last lane with pre <= i.
+            int pre = ou;
+            for (int o = 1; o < 32; o <<= 1) {
+                const int x = __shfl_up_sync(ALL, pre, o);
+                if (lane >= o) pre += x;
+            }
+            const int all = __shfl_sync(ALL, pre, 31);
+            pre -= ou;
+            partner_hits[lane] = 0;
+            __syncwarp();
+            for (int base = 0; base < all; base += 32 * UNROLL) {
+                int c[UNROLL], owner[UNROLL];
+#pragma unroll
+                for (int r = 0; r < UNROLL; ++r) {
+                    const int i = base + 32 * r + lane;
+                    int at = 0;
+#pragma unroll
+                    for (int step = 16; step; step >>= 1)
+                        if (__shfl_sync(ALL, pre, at + step) <= i) at += step;
+                    const long long from = __shfl_sync(ALL, start, at);
+                    const int first = __shfl_sync(ALL, pre, at);
+                    owner[r] = at;
+                    c[r] = i < all ? out[from + (i - first)] : EMPTY;
+                }
+#pragma unroll
+                for (int r = 0; r < UNROLL; ++r)
+                    if (c[r] != EMPTY && probe(keys, hits, bits, c[r])) {
+                        atomicAdd(&partner_hits[owner[r]], 1u);
+                        ++total;
+                    }
+            }
+            __syncwarp();
+            if (partner_hits[lane]) atomicAdd(&count[u], (u64)partner_hits[lane]);
+            __syncwarp();
+        }
+        group_sync<WARPS>();
+        for (int s = rank; s < size; s += width)
+            if (hits[s]) atomicAdd(&count[keys[s]], (u64)hits[s]);
+        group_sync<WARPS>();  // before the next piece clears the table
     }
-    __syncthreads();
-    const unsigned heavy = min(queued, (unsigned)QUEUE);
-    for (unsigned q = threadIdx.x >> 5; q < heavy; q += blockDim.x >> 5) {
-        const long long e = lo + queue[q];
-        heavy_arc(dptr, dadj, e, tail[e], slots, lo, hi, spill, count);
-    }
-    __syncthreads();
-    for (int p = threadIdx.x; p < hi - lo; p += blockDim.x)
-        if (slots[p]) atomicAdd(&count[dadj[lo + p]], (u64)slots[p]);
+    total = warp_sum(total);
+    if (lane == 0 && total) atomicAdd(&count[v], total);
 }
 
-// The heavy arcs that did not fit a block's queue, a warp each, every slot global.
-extern "C" __global__ void triangles_overflow(
-    const long long* __restrict__ dptr, const int* __restrict__ dadj,
-    const int* __restrict__ tail, const long long* __restrict__ overflow,
-    const u64* __restrict__ overflow_size, unsigned* spill, u64* count)
+// A warp per pivot (grid-stride over `pivots`), each warp's table `slots` slots of the block's
+// dynamic shared memory.
+extern "C" __global__ void triangles_warps(
+    const long long* __restrict__ indptr, const int* __restrict__ indices,
+    const int* __restrict__ out, const int* __restrict__ od, const int* __restrict__ deg,
+    const long long* __restrict__ pivots, long long count_pivots, int slots, u64* count)
 {
-    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
-    const long long size = (long long)*overflow_size;
-    for (long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < size;
-         h += warps) {
-        const long long e = overflow[h];
-        heavy_arc(dptr, dadj, e, tail[e], nullptr, 0, 0, spill, count);
-    }
+    extern __shared__ int table[];
+    __shared__ unsigned lane_hits[32 * MAX_WARPS];
+    const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    int* keys = table + 2 * slots * warp;
+    unsigned* hits = (unsigned*)(keys + slots);
+    for (long long p = (long long)blockIdx.x * warps + warp; p < count_pivots;
+         p += (long long)gridDim.x * warps)
+        pivot<1>((int)pivots[p], indptr, indices, out, od, deg, keys, hits, slots, count,
+                 lane_hits + 32 * warp);
 }
 
-// The global slots' counts to their nodes.
-extern "C" __global__ void triangles_spill(
-    const int* __restrict__ dadj, const unsigned* __restrict__ spill, long long arcs, u64* count)
-{
-    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < arcs;
-         p += (long long)gridDim.x * blockDim.x)
-        if (spill[p]) atomicAdd(&count[dadj[p]], (u64)spill[p]);
-}
+// A block of WARPS warps per pivot, its table `slots` slots of dynamic shared memory.
+#define PIVOT_BLOCKS(NAME, WARPS)                                                              \
+    extern "C" __global__ void __launch_bounds__(32 * WARPS) NAME(                             \
+        const long long* __restrict__ indptr, const int* __restrict__ indices,                 \
+        const int* __restrict__ out, const int* __restrict__ od, const int* __restrict__ deg,  \
+        const long long* __restrict__ pivots, int slots, u64* count)                           \
+    {                                                                                          \
+        extern __shared__ int table[];                                                         \
+        __shared__ unsigned lane_hits[32 * WARPS];                                             \
+        pivot<WARPS>((int)pivots[blockIdx.x], indptr, indices, out, od, deg, table,            \
+                     (unsigned*)(table + slots), slots, count,                                 \
+                     lane_hits + 32 * (threadIdx.x >> 5));                                     \
+    }
+
+PIVOT_BLOCKS(triangles_blocks4, 4)
+PIVOT_BLOCKS(triangles_blocks8, 8)

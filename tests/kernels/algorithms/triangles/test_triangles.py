@@ -4,19 +4,21 @@ against CPU bit for bit (``-m gpu``)."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import networkx as nx
 import numpy as np
 import pytest
 
-from graphgpu.kernels.algorithms.triangles import TRIANGLES, TrianglesParams
+from graphgpu.kernels.algorithms.common import dag
+from graphgpu.kernels.algorithms.triangles import TRIANGLES, TrianglesParams, driver
 from graphgpu.kernels.algorithms.triangles import cpu as host
 from graphgpu.kernels.algorithms.triangles import gpu as device
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.graph import Graph, build_graph
 from graphgpu.kernels.core.registry import no_progress
 from tests.support.graphs import skewed_arcs, spread
-from tests.support.results import assert_backends_agree
+from tests.support.results import assert_backends_agree, assert_same
 
 
 def to_graph(g: nx.Graph, weighted: bool = False) -> Graph:
@@ -86,20 +88,38 @@ def test_gpu_larger_graph_matches_cpu() -> None:
     graph, _ = build_graph(src, dst)
     cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (host.triangles,
                                                                      device.triangles))
-    assert gpu.summary == cpu.summary and cpu.summary["triangles"] > 0
-    np.testing.assert_array_equal(gpu.node_values["triangles"], cpu.node_values["triangles"])
+    assert cpu.summary["triangles"] > 0
+    assert_same(gpu, cpu)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
-def test_gpu_global_slots_and_overflow_match_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tiny chunks, shared counters and queues: rows past the shared slots and heavy arcs past
-    a block's queue take the global paths (spill and overflow), with the same counts."""
+def test_gpu_pieces_and_long_rows_match_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny tables, classes and rows: out-lists hashed in pieces, rows filtered by several
+    warps, every pivot class, and rounds of 3 entries a lane, with the same counts."""
     _, src, dst = skewed_arcs(7, 3_000, 40_000, 1.0, 4)
     graph, _ = build_graph(src, dst)
-    for name, value in (("CHUNK", 8), ("SLOTS", 16), ("QUEUE", 2), ("HEAVY_ENTRIES", 8)):
+    for name, value in (("UNROLL", 3), ("WARP_OUT", 4), ("WARP_ROW", 16), ("WARP_SLOTS", 32),
+                        ("SMALL_OUT", 8), ("SMALL_SLOTS", 32), ("LARGE_SLOTS", 64)):
         monkeypatch.setattr(device, name, value)
+    monkeypatch.setattr(dag, "LONG_ROW", 40)
     cpu, gpu = (fn(graph, TrianglesParams(), no_progress) for fn in (host.triangles,
                                                                      device.triangles))
-    assert gpu.summary == cpu.summary and cpu.summary["triangles"] > 0
-    np.testing.assert_array_equal(gpu.node_values["triangles"], cpu.node_values["triangles"])
+    assert cpu.summary["triangles"] > 0
+    assert_same(gpu, cpu)
+
+
+def test_average_clustering_is_the_exact_mean() -> None:
+    """The summary's mean is the correctly rounded mean of the clustering values (exact limb
+    sums), whatever the order of the additions."""
+    rng = np.random.default_rng(5)
+    d = rng.integers(2, 10**6, 5_000)
+    values = np.where(rng.random(5_000) < 0.3, 0.0,
+                      2.0 * rng.integers(1, 10**3, 5_000) / (d * (d - 1.0)))
+    values[:3] = (1.0, 2.0 / (2**31 * (2**31 - 1.0)), 1.0 / 3)
+    exact = driver.exact_mean([int(s) for s in driver.mean_limbs(np, values)], values.size)
+    expected = sum(Fraction(float(v)) for v in values) / values.size
+    assert exact == float(expected)
+    assert exact == driver.exact_mean([int(s) for s in driver.mean_limbs(np, values[::-1])],
+                                      values.size)
+    assert driver.exact_mean([0] * driver.LIMBS, 0) == 0.0
