@@ -16,6 +16,7 @@ the algorithms cheap enough run their examples a second time on a skewed R-MAT g
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -64,6 +65,10 @@ STAGING_BYTES = 256 << 20
 SKEWED_SECONDS = 1.0
 SKEWED_BYTES = 64 << 20
 SKEWED_DEVICE_BYTES = 1 << 30
+#: Algorithms without an estimate that still run on the skewed graph: passes over the graph
+#: that take milliseconds there. Without it the first bfs job on dblp-2010 compiled CuPy's
+#: large-array reductions (a 512-thread CUB count, 130 ms) that the 64-node ring never needs.
+SKEWED_UNESTIMATED = ("bfs", "connected_components", "sssp", "mis")
 
 
 def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> dict[str, float]:
@@ -74,7 +79,9 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> dict[str,
     ring = np.arange(64)
     graphs = [build_graph(ring, np.roll(ring, 1))[0]]
     if backend == "gpu":
-        graphs.append(generate_graph("rmat", SKEWED, "gpu")[0])
+        # Built on the host: the GPU generator's kernels are warm_up_inputs' to compile (once),
+        # not every compile process's (each of the 15 compiled them before its family's).
+        graphs.append(generate_graph("rmat", SKEWED, "cpu")[0])
     seconds: dict[str, float] = {}
     for algorithm in algorithms().values():
         if names is not None and algorithm.name not in names:
@@ -90,6 +97,7 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> dict[str,
         warm_up_inputs(backend)
         if backend == "gpu":
             device.reserve_staging(STAGING_BYTES)
+            device.reserve_upload_buffers()
         seconds["inputs"] = time.perf_counter() - start
     return seconds
 
@@ -98,7 +106,7 @@ def run_examples(algorithm: Algorithm, graph: Graph, backend: Backend, skewed: b
     """Every documented example (their node ids are small; together they reach every kernel),
     else the first node for every node parameter; on the skewed graph only those whose
     estimate is within :data:`SKEWED_SECONDS`, :data:`SKEWED_BYTES` and
-    :data:`SKEWED_DEVICE_BYTES`."""
+    :data:`SKEWED_DEVICE_BYTES`, and those of :data:`SKEWED_UNESTIMATED`."""
     examples = algorithm.params_model.model_json_schema().get("examples") or [
         {name: int(graph.node_ids[0]) for name in algorithm.node_params}]
     for example in examples:
@@ -111,6 +119,8 @@ def run_examples(algorithm: Algorithm, graph: Graph, backend: Backend, skewed: b
             continue
         try:  # a refusal of this graph (a limit, say) only means: nothing to compile here
             if algorithm.estimate is None:
+                if algorithm.name in SKEWED_UNESTIMATED:
+                    algorithm.function(backend)(graph, params, no_progress)
                 continue
             cost = algorithm.estimate(graph, params, backend)
             if (cost.seconds is not None and cost.seconds <= SKEWED_SECONDS
@@ -127,6 +137,8 @@ def warm_up_inputs(backend: Backend) -> None:
     upload only loads it)."""
     for name, params in GENERATOR_EXAMPLES.items():
         generate_graph(name, params, backend)
+    if backend == "gpu":  # the device build's large-array kernels too
+        generate_graph("rmat", SKEWED, backend)
     parse_graph(b"0 1\n1 2\n")
 
 
@@ -166,17 +178,56 @@ def _families(backend: Backend) -> dict[str, list[str]]:
     return groups
 
 
-def _compile(backends: tuple[Backend, ...], share: tuple[str, ...]) -> None:
+def one_compile_per_kernel(lock_dir: Path) -> bool:
+    """Make this process's CUDA compiles wait for another process's compile of the same
+    kernel (same source, options and target) instead of repeating it; returns whether it
+    could (False: this CuPy has no such hook, and each process compiles what it needs).
+
+    Every pool process runs the same CuPy kernels (fills, scans, CUB reductions, the R-MAT
+    build of the skewed warm-up graph) besides its family's: on an empty cache each of the 15
+    compiled them all at once (a share's GPU warm-up took 15-35 s on the GPU host, the same
+    share 3.7 s from a filled cache). Behind a file lock per kernel the first process compiles
+    and writes CuPy's disk cache; the others then load that file (CuPy's lookup runs first
+    under the lock). Only the compile pool does this: a worker's own warm-up runs alone.
+    """
+    try:
+        from cupy.cuda import compiler
+    except ImportError:
+        return False
+    compile_cached = getattr(compiler, "_compile_with_cache_cuda", None)
+    if compile_cached is None or getattr(compile_cached, "_graphgpu_locked", False):
+        return compile_cached is not None
+    lock_dir.mkdir(parents=True, exist_ok=True)
+
+    def locked(*args: object, **kwargs: object) -> object:
+        # source, options, target, ... as CuPy passes them: the same kernel, the same key
+        key = hashlib.blake2b(repr((args, sorted(kwargs.items()))).encode(),
+                              digest_size=16).hexdigest()
+        with (lock_dir / f"{key}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or we die)
+            return compile_cached(*args, **kwargs)
+
+    locked._graphgpu_locked = True  # type: ignore[attr-defined]
+    compiler._compile_with_cache_cuda = locked
+    return True
+
+
+def _compile(backends: tuple[Backend, ...], share: tuple[str, ...]) -> float:
     # In a pool process: warm one share (a family's algorithm names; empty: generators and
-    # parser) on each backend in turn, which fills the disk caches. A family's CPU and GPU
-    # code share Numba functions: compiled in two processes at once, one's entry in Numba's
-    # cache index can be lost (each writer rewrites the whole index), and the worker compiled
-    # them again after the pool (louvain 13.6 s, critical_nodes 6.5 s on the GPU host).
+    # parser) on each backend in turn, which fills the disk caches; returns its seconds. A
+    # family's CPU and GPU code share Numba functions: compiled in two processes at once, one's
+    # entry in Numba's cache index can be lost (each writer rewrites the whole index), and the
+    # worker compiled them again after the pool (louvain 13.6 s, critical_nodes 6.5 s on the
+    # GPU host).
+    start = time.perf_counter()
+    if "gpu" in backends:
+        one_compile_per_kernel(stamp_path("gpu").parent / "graphgpu-locks")
     for backend in backends:
         if share:
             warm_up(backend, share)
         else:
             warm_up_inputs(backend)
+    return time.perf_counter() - start
 
 
 def stamp_path(backend: Backend) -> Path:
@@ -222,7 +273,8 @@ def precompile(*backends: Backend, processes: int | None = None) -> bool:
         futures = {pool.submit(_compile, tuple(marks), share): share for share in shares}
         for future in as_completed(futures):
             try:
-                future.result()
+                log.info("compiled %s in %.1f s", ", ".join(futures[future]) or
+                         "generators and parser", future.result())
             except Exception as exc:
                 failed = True
                 log.warning("compiling %s in a helper process failed: %s",
