@@ -16,7 +16,6 @@ the algorithms cheap enough run their examples a second time on a skewed R-MAT g
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -66,8 +65,9 @@ SKEWED_SECONDS = 1.0
 SKEWED_BYTES = 64 << 20
 SKEWED_DEVICE_BYTES = 1 << 30
 #: Algorithms without an estimate that still run on the skewed graph: passes over the graph
-#: that take milliseconds there. Without it the first bfs job on dblp-2010 compiled CuPy's
-#: large-array reductions (a 512-thread CUB count, 130 ms) that the 64-node ring never needs.
+#: that take milliseconds there. Without it the first bfs job on dblp-2010 (H100, warm caches)
+#: compiled a CuPy fill (130 ms) and loaded a CUB count kernel from disk (10 ms) that its runs
+#: on the 64-node ring had not needed.
 SKEWED_UNESTIMATED = ("bfs", "connected_components", "sssp", "mis")
 
 
@@ -79,9 +79,7 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> dict[str,
     ring = np.arange(64)
     graphs = [build_graph(ring, np.roll(ring, 1))[0]]
     if backend == "gpu":
-        # Built on the host: the GPU generator's kernels are warm_up_inputs' to compile (once),
-        # not every compile process's (each of the 15 compiled them before its family's).
-        graphs.append(generate_graph("rmat", SKEWED, "cpu")[0])
+        graphs.append(generate_graph("rmat", SKEWED, "gpu")[0])
     seconds: dict[str, float] = {}
     for algorithm in algorithms().values():
         if names is not None and algorithm.name not in names:
@@ -137,8 +135,6 @@ def warm_up_inputs(backend: Backend) -> None:
     upload only loads it)."""
     for name, params in GENERATOR_EXAMPLES.items():
         generate_graph(name, params, backend)
-    if backend == "gpu":  # the device build's large-array kernels too
-        generate_graph("rmat", SKEWED, backend)
     parse_graph(b"0 1\n1 2\n")
 
 
@@ -178,40 +174,6 @@ def _families(backend: Backend) -> dict[str, list[str]]:
     return groups
 
 
-def one_compile_per_kernel(lock_dir: Path) -> bool:
-    """Make this process's CUDA compiles wait for another process's compile of the same
-    kernel (same source, options and target) instead of repeating it; returns whether it
-    could (False: this CuPy has no such hook, and each process compiles what it needs).
-
-    Every pool process runs the same CuPy kernels (fills, scans, CUB reductions, the R-MAT
-    build of the skewed warm-up graph) besides its family's: on an empty cache each of the 15
-    compiled them all at once (a share's GPU warm-up took 15-35 s on the GPU host, the same
-    share 3.7 s from a filled cache). Behind a file lock per kernel the first process compiles
-    and writes CuPy's disk cache; the others then load that file (CuPy's lookup runs first
-    under the lock). Only the compile pool does this: a worker's own warm-up runs alone.
-    """
-    try:
-        from cupy.cuda import compiler
-    except ImportError:
-        return False
-    compile_cached = getattr(compiler, "_compile_with_cache_cuda", None)
-    if compile_cached is None or getattr(compile_cached, "_graphgpu_locked", False):
-        return compile_cached is not None
-    lock_dir.mkdir(parents=True, exist_ok=True)
-
-    def locked(*args: object, **kwargs: object) -> object:
-        # source, options, target, ... as CuPy passes them: the same kernel, the same key
-        key = hashlib.blake2b(repr((args, sorted(kwargs.items()))).encode(),
-                              digest_size=16).hexdigest()
-        with (lock_dir / f"{key}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or we die)
-            return compile_cached(*args, **kwargs)
-
-    locked._graphgpu_locked = True  # type: ignore[attr-defined]
-    compiler._compile_with_cache_cuda = locked
-    return True
-
-
 def _compile(backends: tuple[Backend, ...], share: tuple[str, ...]) -> float:
     # In a pool process: warm one share (a family's algorithm names; empty: generators and
     # parser) on each backend in turn, which fills the disk caches; returns its seconds. A
@@ -220,8 +182,6 @@ def _compile(backends: tuple[Backend, ...], share: tuple[str, ...]) -> float:
     # worker compiled them again after the pool (louvain 13.6 s, critical_nodes 6.5 s on the
     # GPU host).
     start = time.perf_counter()
-    if "gpu" in backends:
-        one_compile_per_kernel(stamp_path("gpu").parent / "graphgpu-locks")
     for backend in backends:
         if share:
             warm_up(backend, share)
