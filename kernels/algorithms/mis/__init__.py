@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphgpu.kernels.algorithms.mis.cpu import mis_cpu
 from graphgpu.kernels.algorithms.mis.driver import MAX_ROUNDS_LISTED
 from graphgpu.kernels.algorithms.mis.gpu import mis_gpu
+from graphgpu.kernels.algorithms.mis.warmup import warm_up
 from graphgpu.kernels.core.registry import Algorithm, register_algorithm
 
 __all__ = ["MIS", "MisParams", "MisSummary", "mis_cpu", "mis_gpu"]
@@ -59,7 +60,7 @@ __all__ = ["MIS", "MisParams", "MisSummary", "mis_cpu", "mis_gpu"]
 class MisParams(BaseModel):
     """Parameters of ``mis``."""
 
-    # The first example is what a worker warms up with: it reaches every kernel in 50 ms.
+    # Workers warm up with these examples and, past their time limits, `warmup.warm_up`.
     model_config = ConfigDict(extra="forbid", json_schema_extra={
         "examples": [{"method": "iterated", "reduce": "exhaustive", "time_limit_s": 0.05},
                      {"method": "degree", "update_frequency": 2}]})
@@ -105,4 +106,5 @@ MIS = register_algorithm(Algorithm(
     cpu=mis_cpu,
     gpu=mis_gpu,
     directed="symmetrise",
+    warm_up=warm_up,
 ))

@@ -95,11 +95,13 @@ def complete(engine: Engine, r0: int, f: int, seed_salt: int, use_degree: bool,
             progress(0.9 * (1.0 - live[-1] / max(n, 1)), f"mis: round {r - r0}, {live[-1]} live")
 
 
-def compute(engine: Engine, n: int, params: RunParams, progress: ProgressFn) -> dict:
+def compute(engine: Engine, n: int, params: RunParams, progress: ProgressFn,
+            iterations_cap: int | None = None) -> dict:
     """Run ``params.method`` on a backend's engine; returns the summary fields but the size.
 
     The set is left in the engine (:meth:`Engine.verify`, :meth:`Engine.in_set`). Benchmarks
-    time this part alone.
+    time this part alone. ``iterations_cap`` also ends ``iterated`` after that many iterations
+    (worker warm-up: every step runs, however slow the machine; jobs have none).
     """
     started = time.perf_counter()
     iterated = params.method == "iterated"
@@ -135,7 +137,8 @@ def compute(engine: Engine, n: int, params: RunParams, progress: ProgressFn) -> 
         best = engine.verify()[0]
         engine.save_best()
         timeline.append([round(time.perf_counter() - started, 6), best])
-        while time.perf_counter() < deadline:
+        while time.perf_counter() < deadline and (iterations_cap is None
+                                                   or iterations < iterations_cap):
             iterations += 1
             kept = engine.mark(salt(params.seed, iterations, 1), drop=True)
             engine.release(FIRST_ROUND)

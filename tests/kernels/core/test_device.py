@@ -27,7 +27,9 @@ def test_upload_in_pieces_equals_asarray(tmp_path: Path) -> None:
     mapped = np.load(tmp_path / "ints.npy", mmap_mode="c")  # a stored graph's arrays
     floats = rng.random(piece // 2)[::2]  # not contiguous: half a piece
     cases = {"mapped": mapped, "odd": ints[: piece // 8 * 3 + 1].astype(np.int32),
-             "small": ints[:1000], "floats": floats, "empty": ints[:0]}
+             "small": ints[:1000], "floats": floats, "empty": ints[:0],
+             # pinned, one piece not full (a small stored graph's CSR)
+             "one_piece": ints[:device.PINNED_UPLOAD_MIN // 8 * 3 + 5]}
     for name, array in cases.items():
         got = device.upload(array)
         assert got.dtype == array.dtype and got.shape == array.shape, name

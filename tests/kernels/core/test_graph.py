@@ -96,3 +96,23 @@ def test_store_is_content_addressed_and_atomic(tmp_path: Path) -> None:
         store.meta(meta["id"])
     with pytest.raises(UnknownName):
         store.load("../etc")
+
+
+def test_content_id_is_the_same_in_pieces_on_any_number_of_threads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphgpu.kernels.core import csr
+    from graphgpu.kernels.core import graph as graph_module
+
+    rng = np.random.default_rng(3)
+    graph, _ = build_graph(rng.integers(0, 500, 4000), rng.integers(0, 500, 4000),
+                           rng.random(4000))
+    monkeypatch.setattr(graph_module, "HASH_PIECE", 256)  # dozens of pieces per array
+    ids = set()
+    for threads in (1, 3, 8):
+        monkeypatch.setattr(csr, "THREADS", threads)
+        ids.add(content_id(graph))
+    assert len(ids) == 1
+    # the same bytes split differently between two arrays: another graph, another id
+    a, _ = build_graph(np.array([0, 1]), np.array([1, 2]))
+    b, _ = build_graph(np.array([0, 1, 2]), np.array([1, 2, 3]))
+    assert content_id(a) != content_id(b)

@@ -1,0 +1,69 @@
+"""Worker warm-up of ``critical_nodes``: every engine step once, with no clock in the way.
+
+The documented examples reach the greedy starts, but ``search`` and ``memetic`` runs stop at
+their time limit: on a busy machine (the parallel compile of a first start) the first call's
+own compile time spends the limit, and the swap search, the greedy fill and the memetic
+improver were compiled by a job after the worker said it was ready (9.4 s on the GPU host).
+Here each step runs with an infinite deadline on a small graph whose k-sets leave several
+components (so the moves split and join them), on the backend's engine and on the host code
+it uses (Numba, compiled for both backends: the GPU's memetic search fills sets on the host).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graphgpu.kernels.algorithms.critical_nodes import gpu
+from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover, greedy_cpu
+from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler
+from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.algorithms.critical_nodes.tuning import patience_for
+from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.registry import Backend, no_progress
+
+#: Nodes deleted in the warm-up runs (a few, so that blocks and restores have choices).
+K = 4
+#: Moves of each chain: enough for deletes, restores and a restart from the best.
+MOVES = 64
+
+
+def warm_up_graph() -> Graph:
+    """Three 8-node rings joined in a path by single edges, plus pendant trees: deleting a
+    few nodes splits it in several ways (articulation points, whole components)."""
+    src, dst = [], []
+    for ring in range(3):
+        nodes = np.arange(8) + 8 * ring
+        src += list(nodes)
+        dst += list(np.roll(nodes, 1))
+    src += [7, 15, 0, 0, 30, 30]
+    dst += [8, 16, 24, 25, 24, 26]
+    return build_graph(np.array(src), np.array(dst))[0]
+
+
+def warm_up(backend: Backend) -> None:
+    """Compile (or load from the disk caches) every step of ``critical_nodes`` on ``backend``:
+    greedy starts, the greedy fill (exact and batched), the swap search (plain and with
+    restarts) and the memetic improver; on the GPU also the host start, the multistart, the
+    search chains and the batch improver."""
+    graph = warm_up_graph()
+    patience = patience_for(K)
+    # Host code both backends run: the exact fill (limit 0), the batched fill (a limit so
+    # small that every step deletes several nodes) and the CND* starts.
+    exact = Filler(graph, K, 1).complete(np.zeros(0, np.int32), math.inf)
+    Filler(graph, K, 1, 1e-12).complete(np.array([0], np.int32), math.inf)
+    greedy_cpu(graph, K, range(1, 3), no_progress)
+    if backend == "cpu":
+        chain = SearchState(graph.indptr, graph.indices, exact, 1)
+        chain.run(MOVES, patience)
+        improve = CpuImprover(graph, K, 1)
+        improve([exact], MOVES, math.inf)
+        return
+    starts = gpu.multistart(graph, K, range(1, 3), no_progress)
+    gpu.host_start(graph, K, 1)
+    # A deadline already passed: the chains are set up and read back, no move loop runs (the
+    # loop launches the same kernels and reads the same values).
+    gpu.search(graph, K, starts, np.flatnonzero(starts.removed), starts.objective, 1, patience,
+               0.0, 0.0, no_progress)
+    gpu.GpuImprover(graph, K, 1)([exact, exact], MOVES, math.inf)
