@@ -235,9 +235,10 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
     A move removes the best non-tabu node of a random large component (exact gain by Tarjan)
     and puts back the non-tabu deleted node that adds the fewest pairs: the component-based
     neighbourhood of Zhou, Hao & Glover's memetic CNP search, with a short random tabu tenure
-    on both nodes. After ``patience`` moves without a new best, the search restarts from the
-    best set with a few random swaps (iterated local search); a negative ``patience`` ends the
-    run instead once ``-patience`` moves pass without a new best (the memetic improvement).
+    on both nodes. After ``patience`` exchanges without a new best, the search restarts from
+    the best set with a few random swaps (iterated local search); a negative ``patience`` ends
+    the run instead once ``-patience`` exchanges pass without a new best (the memetic
+    improvement).
     On a component of ``BLOCK_NODES * b`` nodes or more a move exchanges b nodes (at most
     ``BLOCK_MAX``) per walk (:func:`block_delete`, then b cheapest returns,
     :func:`block_restore`): on ca-CondMat (k = 2,313, a giant of ~9,500 nodes) a walk and a
@@ -259,12 +260,14 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
         v, left = best_cut(indptr, indices, deleted, label, size, tabu, ctl, root, queue, disc,
                            low, sub, parent, edge, cut_pairs, cut_nodes)
         block = min(size[c] // BLOCK_NODES, BLOCK_MAX)
+        swaps = 1
         if block > 1:  # a giant component: several exchanges per walk
             nd = block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist,
                               dpos, tabu, seen, queue, cut_pairs, c, it, patience < 0, top)
             block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist,
                           dpos, tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed,
                           grown)
+            swaps = max(nd - k, 1)
         else:
             if patience < 0 and RANDOM_MOVE > 0 and rand_below(ctl, RANDOM_MOVE) == 0:
                 w = queue[rand_below(ctl, size[c])]  # best_cut leaves the members in ``queue``
@@ -291,8 +294,8 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
             ctl[CTL_BEST_ITER] = it + 1
             ctl[CTL_STALL] = 0
             best[:k] = dlist[:k]
-        else:
-            ctl[CTL_STALL] += 1
+        else:  # patience counts exchanges: a block move uses it up b times as fast
+            ctl[CTL_STALL] += swaps
         if 0 < patience <= ctl[CTL_STALL]:
             ctl[CTL_STALL] = 0
             load_set(indptr, indices, best, deleted, label, size, free, dlist, dpos, ctl, queue)
@@ -363,7 +366,7 @@ class SearchState:
 
     @property
     def stalled(self) -> int:
-        """Moves since the last new best."""
+        """Exchanges since the last new best (a block move counts its b)."""
         return int(self.ctl[CTL_STALL])
 
     @property

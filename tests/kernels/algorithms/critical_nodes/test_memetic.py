@@ -19,6 +19,7 @@ from graphgpu.kernels.algorithms.critical_nodes import (
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, Memetic, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.moves import (
+    CTL_BEST_ITER,
     CTL_ITER,
     best_cut,
     cheapest_restore,
@@ -289,6 +290,20 @@ def test_block_moves_pick_what_a_scan_per_node_picks() -> None:
                      (ours.ctl[:4], theirs.ctl[:4])):  # objective, free labels, moves, draws
             assert np.array_equal(a, b)
         assert int(ours.ctl[0]) == pairs_left(g, set(ours.dlist[:k].tolist()))
+
+
+def test_block_moves_use_up_patience_by_their_exchanges() -> None:
+    # The memetic improvement ends a chain after ``patience`` exchanges without a new best: a
+    # block move on a giant component counts its b exchanges, so the chain ends after fewer
+    # moves than exchanges (on ca-CondMat the wait had been ~9,000 moves of ~8 exchanges).
+    g = nx.barabasi_albert_graph(4 * BLOCK_NODES + 500, 2, seed=4)
+    graph = from_nx(g)
+    chain = SearchState(graph.indptr, graph.indices, np.arange(0, 120, 3), 5)
+    patience = 200
+    chain.run(10**6, -patience)
+    idle = chain.iterations - int(chain.ctl[CTL_BEST_ITER])
+    assert chain.stalled >= patience and 0 < idle < patience
+    assert chain.best_objective == pairs_left(g, set(chain.best.tolist()))
 
 
 def copy_of(chain: SearchState) -> SearchState:
