@@ -21,6 +21,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     CTL_RNG,
     CTL_SIZE,
     CTL_STALL,
+    CTL_STAMP,
     best_cut,
     cheapest_restore,
     delete_node,
@@ -56,34 +57,49 @@ def _pick_component(label, size, n, ctl, queue) -> int:
 
 @numba.njit(cache=True, nogil=True)
 def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist, dpos, tabu,
-                 seen, queue, cut_pairs, c, it, shake) -> int:
+                 seen, queue, cut_pairs, c, it, shake, top) -> int:
     """Delete the ``block`` non-tabu members of component ``c`` whose single removals leave the
     fewest pairs (by the :func:`best_cut` walk just made, which left its members in ``queue``
     and their pairs left in ``cut_pairs``; ties: the higher degree, whose removal most
-    often opens later cuts in a component without articulation points), then relabel the
-    component's pieces once.
+    often opens later cuts in a component without articulation points, then the walk's
+    order), then relabel the component's pieces once.
 
     One walk and one relabelling for ``block`` removals instead of one each: on a giant
     component (thousands of nodes, about 1.5 ms a walk on ca-CondMat) the search exchanges
     several nodes per walk. The later picks' gains are estimates (they are far apart in a
     large component, so mostly exact). ``shake``: one pick in ``RANDOM_MOVE`` is a random
-    member instead (the memetic improvement's diversification). Returns the new number of
-    deleted nodes (k when every member is tabu: nothing changes).
+    member instead (the memetic improvement's diversification). The ``block`` best members
+    are ranked in one pass into ``top`` (a pick skips those a random pick took): at most
+    ``block`` deletions never need more. Returns the new number of deleted nodes (k when
+    every member is tabu: nothing changes).
     """
     total = size[c]
-    nd = k
+    ranked = 0
+    for i in range(total):  # insertion into the sorted ``top``: few members enter it
+        v = queue[i]
+        if deleted[v] or tabu[v] > it:
+            continue
+        left, deg = cut_pairs[v], indptr[v + 1] - indptr[v]
+        at = ranked
+        while at > 0:  # after the equal keys already in: the walk's order among ties
+            u = top[at - 1]
+            if cut_pairs[u] < left or (cut_pairs[u] == left
+                                       and indptr[u + 1] - indptr[u] >= deg):
+                break
+            at -= 1
+        if at >= block:
+            continue
+        for j in range(min(ranked, block - 1), at, -1):
+            top[j] = top[j - 1]
+        top[at] = v
+        ranked = min(ranked + 1, block)
+    nd, head = k, 0
     for _b in range(block):
-        pick, pick_left, pick_deg = -1, np.int64(0), 0
-        for i in range(total):
-            v = queue[i]
-            if deleted[v] or tabu[v] > it:
-                continue
-            deg = indptr[v + 1] - indptr[v]
-            if (pick < 0 or cut_pairs[v] < pick_left
-                    or (cut_pairs[v] == pick_left and deg > pick_deg)):
-                pick, pick_left, pick_deg = v, cut_pairs[v], deg
-        if pick < 0:
+        while head < ranked and deleted[top[head]]:  # taken by a random pick
+            head += 1
+        if head == ranked:
             break
+        pick = top[head]
         if shake and RANDOM_MOVE > 0 and rand_below(ctl, RANDOM_MOVE) == 0:
             w = queue[rand_below(ctl, total)]
             if not deleted[w] and tabu[w] <= it:
@@ -110,20 +126,123 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
 
 
 @numba.njit(cache=True, nogil=True)
+def _score(indptr, indices, deleted, label, size, ctl, mark, u, nl, at) -> tuple:
+    """Pairs that returning deleted node u adds (as :func:`cheapest_restore` counts them); its
+    distinct neighbouring labels go to ``nl[at:]``. Returns (cost, number of labels)."""
+    ctl[CTL_STAMP] += 1
+    stamp = ctl[CTL_STAMP]
+    joined, lost, count = np.int64(0), np.int64(0), 0
+    for j in range(indptr[u], indptr[u + 1]):
+        w = indices[j]
+        if not deleted[w]:
+            c = label[w]
+            if mark[c] != stamp:
+                mark[c] = stamp
+                joined += size[c]
+                lost += pairs(size[c])
+                nl[at + count] = c
+                count += 1
+    return pairs(joined + 1) - lost, count
+
+
+@numba.njit(cache=True, nogil=True)
+def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist, dpos,
+                  tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed, grown) -> int:
+    """Return deleted nodes until k are left, each time the one :func:`cheapest_restore`
+    would pick (the same costs, scan order and random draws among ties, so the same moves),
+    but each candidate's neighbours are read once per block: on ca-CondMat a scan of the
+    ~2,300 deleted hubs' neighbours took 70% of a block move's time, once per returned node.
+
+    ``scored[u]``: the stamp at which u's ``cost`` was taken (-1: a neighbour came back), its
+    distinct neighbouring labels at ``nl[off[u]:off[u] + cnt[u]]``. A return merges the
+    labels next to it into the largest: ``changed[c]`` (merged away, or reused from the free
+    list) and ``grown[c]`` (the largest, its size changed) are the stamps at which that last
+    happened. A candidate next to a changed label is read again, one next to a grown label
+    only recounted from its labels. Returns k.
+    """
+    at = 0
+    for i in range(nd):
+        u = dlist[i]
+        if tabu[u] > it:
+            continue
+        off[u] = at
+        cost[u], cnt[u] = _score(indptr, indices, deleted, label, size, ctl, mark, u, nl, at)
+        scored[u] = ctl[CTL_STAMP]
+        at += indptr[u + 1] - indptr[u]  # room for every label it may see later
+    while nd > k:
+        best_u, best_cost, ties = -1, np.int64(0), 0
+        for i in range(nd):
+            u = dlist[i]
+            if tabu[u] > it:
+                continue
+            when, state = scored[u], 0 if scored[u] >= 0 else 2  # 1: recount, 2: read again
+            for j in range(off[u], off[u] + cnt[u]):
+                if state == 2:
+                    break
+                if changed[nl[j]] > when:
+                    state = 2
+                elif grown[nl[j]] > when:
+                    state = 1
+            if state == 2:
+                cost[u], cnt[u] = _score(indptr, indices, deleted, label, size, ctl, mark, u,
+                                         nl, off[u])
+                scored[u] = ctl[CTL_STAMP]
+            elif state == 1:  # the same distinct labels, one of them larger
+                joined, lost = np.int64(0), np.int64(0)
+                for j in range(off[u], off[u] + cnt[u]):
+                    joined += size[nl[j]]
+                    lost += pairs(size[nl[j]])
+                cost[u] = pairs(joined + 1) - lost
+                ctl[CTL_STAMP] += 1
+                scored[u] = ctl[CTL_STAMP]
+            if best_u < 0 or cost[u] < best_cost:
+                best_u, best_cost, ties = u, cost[u], 1
+            elif cost[u] == best_cost:
+                ties += 1
+                if rand_below(ctl, ties) == 0:
+                    best_u = u
+        if best_u < 0:  # everything tabu: the oldest choice is as good as any
+            best_u = dlist[rand_below(ctl, nd)]
+        ctl[CTL_STAMP] += 1
+        step = ctl[CTL_STAMP]
+        big = -1  # the label :func:`restore_node` keeps: the first largest
+        for j in range(indptr[best_u], indptr[best_u + 1]):
+            w = indices[j]
+            if not deleted[w] and (big < 0 or size[label[w]] > size[big]):
+                big = label[w]
+        for j in range(indptr[best_u], indptr[best_u + 1]):
+            w = indices[j]
+            if deleted[w]:
+                scored[w] = -1  # sees best_u's component from now on
+            elif label[w] != big:
+                changed[label[w]] = step  # merged into ``big``
+        nd = restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen,
+                          queue, best_u, nd)
+        if big < 0:
+            changed[label[best_u]] = step  # a label taken from the free list: reused
+        else:
+            grown[big] = step
+        tabu[best_u] = it + 1 + rand_below(ctl, 3 + k // 10)
+    return nd
+
+
+@numba.njit(cache=True, nogil=True)
 def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, size, free, dlist,
                 dpos, tabu, best, seen, mark, queue, disc, low, sub, parent, edge, cut_pairs,
-                cut_nodes) -> None:
+                cut_nodes, top, cost, scored, off, cnt, nl, changed, grown) -> None:
     """Run ``iterations`` swap moves from the state in the arrays (resumable).
 
     A move removes the best non-tabu node of a random large component (exact gain by Tarjan)
     and puts back the non-tabu deleted node that adds the fewest pairs: the component-based
     neighbourhood of Zhou, Hao & Glover's memetic CNP search, with a short random tabu tenure
-    on both nodes. After ``patience`` moves without a new best, the search restarts from the
-    best set with a few random swaps (iterated local search); a negative ``patience`` ends the
-    run instead once ``-patience`` moves pass without a new best (the memetic improvement).
+    on both nodes. After ``patience`` exchanges without a new best, the search restarts from
+    the best set with a few random swaps (iterated local search); a negative ``patience`` ends
+    the run instead once ``-patience`` exchanges pass without a new best (the memetic
+    improvement).
     On a component of ``BLOCK_NODES * b`` nodes or more a move exchanges b nodes (at most
-    ``BLOCK_MAX``) per walk (:func:`block_delete`, then b cheapest returns): on ca-CondMat
-    (k = 2,313, a giant of ~9,500 nodes) the walk is most of a move's ~2 ms.
+    ``BLOCK_MAX``) per walk (:func:`block_delete`, then b cheapest returns,
+    :func:`block_restore`): on ca-CondMat (k = 2,313, a giant of ~9,500 nodes) a walk and a
+    scan of the deleted nodes each cost about a millisecond.
     """
     n = indptr.shape[0] - 1
     for _ in range(iterations):
@@ -141,15 +260,14 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
         v, left = best_cut(indptr, indices, deleted, label, size, tabu, ctl, root, queue, disc,
                            low, sub, parent, edge, cut_pairs, cut_nodes)
         block = min(size[c] // BLOCK_NODES, BLOCK_MAX)
+        swaps = 1
         if block > 1:  # a giant component: several exchanges per walk
             nd = block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist,
-                              dpos, tabu, seen, queue, cut_pairs, c, it, patience < 0)
-            while nd > k:
-                u = cheapest_restore(indptr, indices, deleted, label, size, dlist, nd, tabu, ctl,
-                                     mark)
-                nd = restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl,
-                                  seen, queue, u, nd)
-                tabu[u] = it + 1 + rand_below(ctl, 3 + k // 10)
+                              dpos, tabu, seen, queue, cut_pairs, c, it, patience < 0, top)
+            block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist,
+                          dpos, tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed,
+                          grown)
+            swaps = max(nd - k, 1)
         else:
             if patience < 0 and RANDOM_MOVE > 0 and rand_below(ctl, RANDOM_MOVE) == 0:
                 w = queue[rand_below(ctl, size[c])]  # best_cut leaves the members in ``queue``
@@ -176,8 +294,8 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
             ctl[CTL_BEST_ITER] = it + 1
             ctl[CTL_STALL] = 0
             best[:k] = dlist[:k]
-        else:
-            ctl[CTL_STALL] += 1
+        else:  # patience counts exchanges: a block move uses it up b times as fast
+            ctl[CTL_STALL] += swaps
         if 0 < patience <= ctl[CTL_STALL]:
             ctl[CTL_STALL] = 0
             load_set(indptr, indices, best, deleted, label, size, free, dlist, dpos, ctl, queue)
@@ -226,6 +344,10 @@ class SearchState:
         self.queue = np.empty(n, i32)
         self.scratch = [np.full(n, -1, i32) for _ in range(5)]  # disc, low, sub, parent, edge
         self.cut = (np.zeros(n, np.int64), np.zeros(n, np.int64))
+        # The block moves' ranking and return costs (:func:`block_restore`).
+        self.block = (np.empty(BLOCK_MAX, i32), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                      np.zeros(n, np.int64), np.zeros(n, i32), np.empty(indices.shape[0], i32),
+                      np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.ctl[CTL_RNG] = np.int64(np.uint64(mix(np.uint64(seed))) >> np.uint64(1))
         self.reset(self.best)
 
@@ -244,7 +366,7 @@ class SearchState:
 
     @property
     def stalled(self) -> int:
-        """Moves since the last new best."""
+        """Exchanges since the last new best (a block move counts its b)."""
         return int(self.ctl[CTL_STALL])
 
     @property
@@ -258,4 +380,4 @@ class SearchState:
         swap_search(self.indptr, self.indices, self.k, iterations, patience, self.ctl,
                     self.deleted, self.label, self.size, self.free, self.dlist, self.dpos,
                     self.tabu, self.best, self.seen, self.mark, self.queue, *self.scratch,
-                    *self.cut)
+                    *self.cut, *self.block)

@@ -43,5 +43,6 @@ FILL_SHARE = 0.1
 
 
 def patience_for(k: int) -> int:
-    """Moves without a new best before a swap-search chain restarts from its best set."""
+    """Moves without a new best before a swap-search chain restarts from its best set (or, in
+    the memetic improvement, ends); the CPU counts a block move as its b exchanges."""
     return 100 + 4 * k

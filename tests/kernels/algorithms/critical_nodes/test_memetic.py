@@ -18,7 +18,19 @@ from graphgpu.kernels.algorithms.critical_nodes import (
 )
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, Memetic, sizes_for
-from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
+from graphgpu.kernels.algorithms.critical_nodes.moves import (
+    CTL_BEST_ITER,
+    CTL_ITER,
+    best_cut,
+    cheapest_restore,
+    rand_below,
+    restore_node,
+)
+from graphgpu.kernels.algorithms.critical_nodes.search import (
+    SearchState,
+    block_delete,
+    block_restore,
+)
 from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_NODES
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
@@ -217,6 +229,92 @@ def test_block_moves_on_a_giant_component_keep_the_state_exact() -> None:
             assert len(set(chain.best.tolist())) == 40
             assert chain.best_objective == pairs_left(g, set(chain.best.tolist()))
         assert chains[0].best_objective < pairs_left(g, set(start.tolist()))
+
+
+def test_block_moves_pick_what_a_scan_per_node_picks() -> None:
+    # block_delete ranks the members once and block_restore reads each deleted node's
+    # neighbours once per block: both must choose exactly what a full scan per deleted or
+    # returned node chooses (the same random draws among ties), from many chain states.
+    g = nx.barabasi_albert_graph(4 * BLOCK_NODES + 500, 2, seed=6)
+    graph = from_nx(g)
+    ip, ix = graph.indptr, graph.indices
+    k, block = 60, 4
+    chain = SearchState(ip, ix, np.arange(0, 2 * k, 2), 7)
+    for _ in range(12):
+        chain.run(5, -10**6)
+        it = int(chain.ctl[CTL_ITER])  # the move a chain would make next
+        c = int(chain.label[np.argmax(chain.size[chain.label.clip(0)])])
+        root = int(np.flatnonzero(chain.label == c)[0])
+        best_cut(ip, ix, chain.deleted, chain.label, chain.size, chain.tabu, chain.ctl, root,
+                 chain.queue, *chain.scratch, *chain.cut)
+        ours, theirs = chain, copy_of(chain)
+        # The scan per deletion (the component's members are in ``queue``, their pairs
+        # left in ``cut_pairs``): the best non-tabu, ties to the higher degree, then the first.
+        members = theirs.queue[:int(theirs.size[c])].copy()
+        rank = sorted((m for m in members if not theirs.deleted[m] and theirs.tabu[m] <= it),
+                      key=lambda m: (theirs.cut[0][m], -(ip[m + 1] - ip[m])))
+        shake = rand_below(theirs.ctl, 2) == 0  # with and without random picks
+        rand_below(ours.ctl, 2)
+        picks = []
+        for _b in range(block):
+            left = [m for m in rank if m not in picks]
+            if not left:
+                break
+            pick = left[0]
+            if shake and rand_below(theirs.ctl, 4) == 0:
+                w = int(members[rand_below(theirs.ctl, len(members))])
+                if w not in picks and not theirs.deleted[w] and theirs.tabu[w] <= it:
+                    pick = w
+            picks.append(pick)
+            theirs.tabu[pick] = it + 1 + rand_below(theirs.ctl, 3)
+        nd = block_delete(ip, ix, k, block, ours.ctl, ours.deleted, ours.label, ours.size,
+                          ours.free, ours.dlist, ours.dpos, ours.tabu, ours.seen, ours.queue,
+                          ours.cut[0], c, it, shake, ours.block[0])
+        assert ours.dlist[k:nd].tolist() == picks
+        assert np.array_equal(ours.tabu, theirs.tabu)
+        assert np.array_equal(ours.ctl[3], theirs.ctl[3])  # CTL_RNG: the same draws
+        # From the same state after the deletions: a full scan per returned node.
+        theirs = copy_of(ours)
+        block_restore(ip, ix, k, nd, it, ours.ctl, ours.deleted, ours.label, ours.size,
+                      ours.free, ours.dlist, ours.dpos, ours.tabu, ours.seen, ours.mark,
+                      ours.queue, *ours.block[1:])
+        while nd > k:
+            u = cheapest_restore(ip, ix, theirs.deleted, theirs.label, theirs.size, theirs.dlist,
+                                 nd, theirs.tabu, theirs.ctl, theirs.mark)
+            nd = restore_node(ip, ix, theirs.deleted, theirs.label, theirs.size, theirs.free,
+                              theirs.dlist, theirs.dpos, theirs.ctl, theirs.seen, theirs.queue,
+                              u, nd)
+            theirs.tabu[u] = it + 1 + rand_below(theirs.ctl, 3 + k // 10)
+        for a, b in ((ours.dlist[:k], theirs.dlist[:k]), (ours.label, theirs.label),
+                     (ours.size, theirs.size), (ours.tabu, theirs.tabu),
+                     (ours.ctl[:4], theirs.ctl[:4])):  # objective, free labels, moves, draws
+            assert np.array_equal(a, b)
+        assert int(ours.ctl[0]) == pairs_left(g, set(ours.dlist[:k].tolist()))
+
+
+def test_block_moves_use_up_patience_by_their_exchanges() -> None:
+    # The memetic improvement ends a chain after ``patience`` exchanges without a new best: a
+    # block move on a giant component counts its b exchanges, so the chain ends after fewer
+    # moves than exchanges (on ca-CondMat the wait had been ~9,000 moves of ~8 exchanges).
+    g = nx.barabasi_albert_graph(4 * BLOCK_NODES + 500, 2, seed=4)
+    graph = from_nx(g)
+    chain = SearchState(graph.indptr, graph.indices, np.arange(0, 120, 3), 5)
+    patience = 200
+    chain.run(10**6, -patience)
+    idle = chain.iterations - int(chain.ctl[CTL_BEST_ITER])
+    assert chain.stalled >= patience and 0 < idle < patience
+    assert chain.best_objective == pairs_left(g, set(chain.best.tolist()))
+
+
+def copy_of(chain: SearchState) -> SearchState:
+    """A chain with copies of ``chain``'s arrays."""
+    twin = SearchState(chain.indptr, chain.indices, chain.best.copy(), 0)
+    for name in ("ctl", "deleted", "label", "size", "free", "dlist", "dpos", "tabu", "best",
+                 "seen", "mark", "queue"):
+        setattr(twin, name, getattr(chain, name).copy())
+    twin.scratch = [a.copy() for a in chain.scratch]
+    twin.cut = tuple(a.copy() for a in chain.cut)
+    return twin
 
 
 def check_completion(g: nx.Graph, filler: Filler) -> None:
