@@ -58,16 +58,18 @@ end
 return {string.format('%.0f', host), string.format('%.0f', device), workers}
 """
 
-#: Admit job ARGV[4] in one step (no lock, no other round trip): the memory of the admitted jobs
-#: KEYS[1] and the live workers of KEYS[2] are read as :data:`_CAPACITY` reads them; the job is
-#: refused, nothing written, when no worker has ARGV[6] host bytes (``""``: none asked) free
-#: less that memory (among workers that report it), or no GPU worker ARGV[7] device bytes:
-#: {0, host, device, workers} as :data:`_CAPACITY` returns them. Then, with a cap (ARGV[8] > 0),
-#: the slots of the key's active jobs KEYS[3] still queued or running (records' ``slots``, else 1)
-#: plus this job's ARGV[9] must fit under it, else {-1}. Then its record KEYS[4] (fields from
-#: ARGV[13 + ARGV[12]]), its entries in the indexes KEYS[5] and KEYS[6] (score ARGV[5]), in its
-#: graph's set KEYS[7] (if ARGV[11] is "1"), its memory ARGV[10] among the admitted (unless
-#: ``""``) and its id among the key's active jobs: {1}. Statuses ARGV[13..12 + ARGV[12]] are ended.
+#: Admit and queue job ARGV[4] in one step (no lock, no other round trip): the memory of the
+#: admitted jobs KEYS[1] and the live workers of KEYS[2] are read as :data:`_CAPACITY` reads
+#: them; the job is refused, nothing written, when no worker has ARGV[6] host bytes (``""``:
+#: none asked) free less that memory (among workers that report it), or no GPU worker ARGV[7]
+#: device bytes: {0, host, device, workers} as :data:`_CAPACITY` returns them. Then, with a cap
+#: (ARGV[8] > 0), the slots of the key's active jobs KEYS[3] still queued or running (records'
+#: ``slots``, else 1) plus this job's ARGV[9] must fit under it, else {-1}. Then its record
+#: KEYS[4], its entries in the indexes KEYS[5] and KEYS[6] (score ARGV[5]), in its graph's set
+#: KEYS[7] (if ARGV[11] is "1"), its memory ARGV[10] among the admitted (unless ``""``), its id
+#: among the key's active jobs, and RQ's writes of its enqueue: {1}. After ARGV[12] and the
+#: ended statuses it counts come the record's field/value count and pairs, then the number of
+#: RQ's commands and each as its length and words.
 _ADMIT = """
 local prefix, job = ARGV[1], ARGV[4]
 local nended = tonumber(ARGV[12])
@@ -119,12 +121,20 @@ if limit > 0 then
   end
   if active > limit then return {-1} end
 end
-redis.call('HSET', KEYS[4], unpack(ARGV, 13 + nended))
+local at = 13 + nended
+local fields = tonumber(ARGV[at])
+redis.call('HSET', KEYS[4], unpack(ARGV, at + 1, at + fields))
 redis.call('ZADD', KEYS[5], ARGV[5], job)
 redis.call('ZADD', KEYS[6], ARGV[5], job)
 if ARGV[11] == '1' then redis.call('SADD', KEYS[7], job) end
 if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], job, ARGV[10]) end
 if limit > 0 then redis.call('SADD', KEYS[3], job) end
+at = at + fields + 1
+for _ = 1, tonumber(ARGV[at]) do
+  local words = tonumber(ARGV[at + 1])
+  redis.call(unpack(ARGV, at + 2, at + 1 + words))
+  at = at + 1 + words
+end
 return {1}
 """
 
@@ -270,8 +280,18 @@ class JobStore:
             k: int(estimate[k]) for k in ("host_bytes", "device_bytes") if estimate.get(k)}
         needs = needs or {}
         ended = sorted(protocol.FINISHED)
-        # The memory check, the active-jobs cap and the record in one script (one round trip,
-        # atomic: jobs submitted together never share the same free memory).
+        fields = [item for key, value in record.items() for item in (key, json.dumps(value))]
+        # RQ's own enqueue (its job hash is what RQ workers read), its writes collected here
+        # and made by the script: a job is queued exactly when it is recorded.
+        with self.redis.pipeline() as pipe:
+            self._queue(backend).enqueue_call(
+                protocol.TASK, args=(job_id,), job_id=job_id,
+                timeout=self.settings.max_job_seconds, result_ttl=600,
+                failure_ttl=self.settings.result_ttl, pipeline=pipe)
+            rq_writes = [args for args, _ in pipe.command_stack]
+            pipe.reset()  # never sent
+        # The memory check, the active-jobs cap, the record and the queueing in one script
+        # (one round trip, atomic: jobs submitted together never share the same free memory).
         answer = self._admit(keys=[
             protocol.admitted_key(self.settings), protocol.workers_key(self.settings),
             self.settings.key("active", key_id), self._key(job_id),
@@ -281,20 +301,14 @@ class JobStore:
             job_id, repr(now), needs.get("host_bytes", ""), needs.get("device_bytes", ""),
             self.settings.max_active_jobs_per_key, int(record.get("slots") or 1),
             json.dumps(memory) if memory else "", "1" if graph_id else "", len(ended), *ended,
-            *(item for key, value in record.items() for item in (key, json.dumps(value)))])
+            len(fields), *fields, len(rq_writes),
+            *(word for args in rq_writes for word in (len(args), *args))])
         if int(answer[0]) != 1:
             if idem_key:
                 self.redis.delete(idem_key)
             if int(answer[0]) == 0:
                 raise NoRoom(self._workers(*answer[1:]))
             raise too_many_jobs(self.settings.max_active_jobs_per_key)
-        # RQ's own enqueue (its job hash is what RQ workers read), its writes in one round trip.
-        with self.redis.pipeline() as pipe:
-            self._queue(backend).enqueue_call(
-                protocol.TASK, args=(job_id,), job_id=job_id,
-                timeout=self.settings.max_job_seconds, result_ttl=600,
-                failure_ttl=self.settings.result_ttl, pipeline=pipe)
-            pipe.execute()
         return record, True
 
     def _queue(self, backend: str) -> Queue:
