@@ -186,8 +186,8 @@ async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
                      ) -> dict[str, Any]:
     """The job's record once it has ended, or after ``seconds``.
 
-    Registers with the process's listener of job ends (workers publish on the job's done
-    channel in the script that records the final status) before reading the record, so an
+    Registers with the process's listener of job ends (workers publish the final record on
+    the job's done channel in the script that records it) before reading the record, so an
     ending between the two is not missed.
     """
     deadline = time.monotonic() + seconds
@@ -200,6 +200,9 @@ async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
                     break
                 await asyncio.wait_for(ended.wait(), left)
                 ended.clear()
+                if ended.record is not None:  # the worker's end carried the final record
+                    record = ended.record
+                    continue
                 await _job_ends(request, st).ready(max(deadline - time.monotonic(), 0.001))
                 record = await st.jobs.get_async(request.app.state.async_redis, job_id)
     except TimeoutError:  # the wait ran out (or no listener in time): the job as it is now
