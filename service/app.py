@@ -12,7 +12,11 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi_offline import FastAPIOffline
 from redis import Redis
+from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -33,6 +37,10 @@ from graphgpu.service.routes import graphs, internal, jobs, meta
 from graphgpu.service.schemas import ErrorBody
 
 log = logging.getLogger("graphgpu.api")
+#: Connections of the API's asynchronous Redis pool (the long-polls' listener holds one).
+ASYNC_REDIS_CONNECTIONS = 100
+#: Longest wait for one of them before a request is answered 503.
+ASYNC_REDIS_WAIT_SECONDS = 20
 #: What any route behind an API key may answer besides its own responses.
 AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A body that cannot be read (not UTF-8 JSON, or "
@@ -124,8 +132,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         # Edge downloads served at once (each streams a whole graph).
         app.state.downloads = threading.BoundedSemaphore(settings.max_concurrent_downloads)
-        # Long-polls wait on pub/sub without holding a worker thread each.
-        app.state.async_redis = AsyncRedis.from_url(settings.redis_url)
+        # Long-polls wait on pub/sub without holding a worker thread each; the requests' own
+        # reads on the event loop (authenticate, polls) wait for a free connection rather
+        # than fail when many run at once, and a connection that Redis closed (a restart) is
+        # opened again once before a request fails.
+        app.state.async_redis = AsyncRedis(connection_pool=BlockingConnectionPool.from_url(
+            settings.redis_url, max_connections=ASYNC_REDIS_CONNECTIONS,
+            timeout=ASYNC_REDIS_WAIT_SECONDS, retry=Retry(NoBackoff(), 1),
+            retry_on_error=[RedisConnectionError]))
         algorithms()  # import every algorithm module now, not on the first request
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
