@@ -6,14 +6,12 @@ live workers once, and maps the stored graph (memory-mapped: an estimate pages i
 it reads) only for an algorithm that makes an estimate. Memory is compared with what the workers
 have free less what the jobs already admitted and not finished are estimated to take
 (:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
-the same free memory: :meth:`Admission.check_memory` runs again under the admission lock
-(:meth:`graphgpu.service.jobs.JobStore.admitting`) with the job's submit (unless the job is
-below ``GRAPHGPU_ADMISSION_LOCK_BYTES``, an opt-in: :meth:`Admission.admitting`).
+the same free memory: the submit checks :attr:`Admission.needs` again in the one script that
+records the job (:meth:`graphgpu.service.jobs.JobStore.submit`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import typing
@@ -216,22 +214,17 @@ class Admission:
             raise from_kernel_error(exc, field_prefix="params.", status=422,
                                     field="params") from None
 
-    @contextlib.contextmanager
-    def admitting(self) -> Iterator[None]:
-        """Around the job's submit: the memory that :meth:`check` found free is checked again
-        under the admission lock (:meth:`JobStore.admitting`), so that two jobs are never
-        admitted against the same free memory. Where ``GRAPHGPU_ADMISSION_LOCK_BYTES`` is set
-        (an opt-in), a job whose host and device estimates are both at most that skips the
-        lock and that second read: it was checked against the memory free when :meth:`check`
-        read it and is counted against later admissions all the same, so jobs admitted
-        together can overshoot by at most that much each."""
-        limit = self.st.settings.admission_lock_bytes
-        if limit > 0 and all(v <= limit for v in self._memory.values()):
-            yield
-            return
-        with self.st.jobs.admitting():
-            self.check_memory(self.st.jobs.capacity())
-            yield
+    @property
+    def needs(self) -> dict[str, int]:
+        """The memory that :meth:`check` found free, for the submit to check again in the step
+        that records the job (:meth:`JobStore.submit`), so that two jobs are never admitted
+        against the same free memory: ``host_bytes`` (on some worker) and, for a GPU job,
+        ``device_bytes`` (on some GPU worker)."""
+        host, device = self._needs
+        needs = {} if host.get("host_bytes") is None else {"host_bytes": int(host["host_bytes"])}
+        if device["backend"] == "gpu" and device.get("device_bytes") is not None:
+            needs["device_bytes"] = int(device["device_bytes"])
+        return needs
 
     def check_memory(self, workers: list[dict[str, Any]]) -> None:
         """413 when no worker of ``workers`` (:meth:`JobStore.capacity`) has the memory that

@@ -9,13 +9,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import Depends, FastAPI
 from fastapi_offline import FastAPIOffline
 from redis import Redis
+from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
-from starlette.middleware.base import RequestResponseEndpoint
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphgpu.kernels.core.observability import configure_logging
 from graphgpu.kernels.core.registry import algorithms
@@ -33,6 +37,10 @@ from graphgpu.service.routes import graphs, internal, jobs, meta
 from graphgpu.service.schemas import ErrorBody
 
 log = logging.getLogger("graphgpu.api")
+#: Connections of the API's asynchronous Redis pool (the long-polls' listener holds one).
+ASYNC_REDIS_CONNECTIONS = 100
+#: Longest wait for one of them before a request is answered 503.
+ASYNC_REDIS_WAIT_SECONDS = 20
 #: What any route behind an API key may answer besides its own responses.
 AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A body that cannot be read (not UTF-8 JSON, or "
@@ -58,23 +66,49 @@ Every error is `{"error": {"code", "message", "line"?, "field"?}}`.
 When the service has API keys, every `/v1` route but `/v1/health` and `/v1/ready` needs
 `Authorization: Bearer <key>`; each key's graphs and jobs are its tenant's alone."""
 
-async def _access_log(request: Request, call_next: RequestResponseEndpoint) -> Response:
-    """One log line per request, with the caller's tenant and the job it concerns."""
-    start = time.perf_counter()
-    response = await call_next(request)
-    # Debug unless GRAPHGPU_LOG_REQUESTS: readiness polls alone would flood an info log.
-    st = getattr(request.app.state, "graphgpu", None)
-    level = logging.INFO if st is not None and st.settings.log_requests else logging.DEBUG
-    if not log.isEnabledFor(level):
-        return response
-    location = response.headers.get("location", "")
-    job_id = request.path_params.get("job_id") or (
-        location.rsplit("/", 1)[-1] if location.startswith("/v1/jobs/") else None)
-    caller = getattr(request.state, "caller", None)
-    log.log(level, "%s %s %d", request.method, request.url.path, response.status_code, extra={
-        "status": response.status_code, "ms": round((time.perf_counter() - start) * 1e3, 2),
-        "tenant": caller.tenant if caller else None, "job_id": job_id})
-    return response
+class AccessLog:
+    """One log line per request, with the caller's tenant and the job it concerns.
+
+    Plain ASGI (Starlette's ``BaseHTTPMiddleware`` runs each request through a task group and
+    memory streams: a fixed cost that a one-millisecond job pays on its submit and its poll).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        answer: dict[str, Any] = {}
+
+        async def noted_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answer["status"] = message["status"]
+                answer["location"] = next((v.decode("latin-1") for k, v in
+                                           message.get("headers", ()) if k == b"location"), "")
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noted_send)
+        finally:
+            self._log(scope, answer, start)
+
+    @staticmethod
+    def _log(scope: Scope, answer: dict[str, Any], start: float) -> None:
+        # Debug unless GRAPHGPU_LOG_REQUESTS: readiness polls alone would flood an info log.
+        st = getattr(getattr(scope.get("app"), "state", None), "graphgpu", None)
+        level = logging.INFO if st is not None and st.settings.log_requests else logging.DEBUG
+        if not log.isEnabledFor(level) or "status" not in answer:
+            return
+        location = answer["location"]
+        job_id = (scope.get("path_params") or {}).get("job_id") or (
+            location.rsplit("/", 1)[-1] if location.startswith("/v1/jobs/") else None)
+        caller = getattr(scope.get("state", {}).get("caller"), "tenant", None)
+        log.log(level, "%s %s %d", scope["method"], scope["path"], answer["status"], extra={
+            "status": answer["status"], "ms": round((time.perf_counter() - start) * 1e3, 2),
+            "tenant": caller, "job_id": job_id})
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -98,8 +132,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         # Edge downloads served at once (each streams a whole graph).
         app.state.downloads = threading.BoundedSemaphore(settings.max_concurrent_downloads)
-        # Long-polls wait on pub/sub without holding a worker thread each.
-        app.state.async_redis = AsyncRedis.from_url(settings.redis_url)
+        # Long-polls wait on pub/sub without holding a worker thread each; the requests' own
+        # reads on the event loop (authenticate, polls) wait for a free connection rather
+        # than fail when many run at once, and a connection that Redis closed (a restart) is
+        # opened again once before a request fails.
+        app.state.async_redis = AsyncRedis(connection_pool=BlockingConnectionPool.from_url(
+            settings.redis_url, max_connections=ASYNC_REDIS_CONNECTIONS,
+            timeout=ASYNC_REDIS_WAIT_SECONDS, retry=Retry(NoBackoff(), 1),
+            retry_on_error=[RedisConnectionError]))
         algorithms()  # import every algorithm module now, not on the first request
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
@@ -119,7 +159,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"])
     install_openapi(app)
-    app.middleware("http")(_access_log)
+    app.add_middleware(AccessLog)
     app.include_router(meta.probes)
     app.include_router(metrics.router)
     app.include_router(internal.router)  # workers on other hosts, by the worker key

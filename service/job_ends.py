@@ -4,15 +4,18 @@ Workers publish a job's end on :func:`graphgpu.kernels.core.protocol.job_done_ch
 script that records it. :class:`JobEnds` listens to every job's channel (one ``PSUBSCRIBE``) on
 one connection for all the process's long-polls, so a long-poll costs no connection, subscribe
 or unsubscribe of its own: it registers its job, reads the record, and is woken when the job
-ends.
+ends, with the final record when the message carries it (a worker's end does), so that it need
+not read it again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from redis.asyncio import Redis as AsyncRedis
 
@@ -22,6 +25,24 @@ from graphgpu.kernels.core.settings import Settings
 log = logging.getLogger("graphgpu.api")
 #: Pause before listening again after the pub/sub connection failed.
 RETRY_SECONDS = 0.5
+
+
+class JobEnd(asyncio.Event):
+    """Set when a job ends; ``record`` is its final record when the end's message carried it
+    (``None``: read it)."""
+
+    record: dict[str, Any] | None = None
+
+
+def ended_record(data: bytes | str) -> dict[str, Any] | None:
+    """The final record a worker published (a JSON array of fields and values, see
+    ``workers/records.py``); None for a message without one (the API's ``canceled``)."""
+    if isinstance(data, bytes):
+        data = data.decode()
+    if not data.startswith("["):
+        return None
+    flat = json.loads(data)
+    return {key: json.loads(value) for key, value in zip(flat[::2], flat[1::2], strict=True)}
 
 
 class JobEnds:
@@ -38,18 +59,18 @@ class JobEnds:
         self.redis = redis
         self.pattern = protocol.job_done_channel(settings, "*")
         self._around = protocol.job_done_channel(settings, "\0").encode().split(b"\0")
-        self.waiters: dict[str, set[asyncio.Event]] = {}
+        self.waiters: dict[str, set[JobEnd]] = {}
         self.listening = asyncio.Event()  # set while the pattern is subscribed
         self.task: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
-    async def watch(self, job_id: str, seconds: float) -> AsyncIterator[asyncio.Event]:
+    async def watch(self, job_id: str, seconds: float) -> AsyncIterator[JobEnd]:
         """An event set when the job ends, live from the moment it is yielded (read the record
         after that: an end published before is in the record). It is also set when the
         listener lost its connection, and so may have missed the end: wait
         :meth:`ready` and read the record again. TimeoutError when the listener cannot
         subscribe within ``seconds``."""
-        event = asyncio.Event()
+        event = JobEnd()
         self.waiters.setdefault(job_id, set()).add(event)
         try:
             await self.ready(seconds)
@@ -80,7 +101,7 @@ class JobEnds:
                     if message["type"] == "psubscribe":
                         self.listening.set()
                     elif message["type"] == "pmessage":
-                        self._wake(message["channel"])
+                        self._wake(message["channel"], message["data"])
             except Exception:
                 if not self.waiters:
                     return  # (the finally runs) nobody waits, e.g. the pool closed at shutdown
@@ -90,6 +111,7 @@ class JobEnds:
                 self.listening.clear()
                 for events in self.waiters.values():
                     for event in events:
+                        event.record = None
                         event.set()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
@@ -97,10 +119,18 @@ class JobEnds:
                 return  # nobody waits: the next long-poll starts it again
             await asyncio.sleep(RETRY_SECONDS)
 
-    def _wake(self, channel: bytes | str) -> None:
+    def _wake(self, channel: bytes | str, data: bytes | str) -> None:
         if isinstance(channel, str):
             channel = channel.encode()
         head, tail = self._around
         job_id = channel[len(head):len(channel) - len(tail)].decode()
-        for event in self.waiters.get(job_id, ()):
+        events = self.waiters.get(job_id)
+        if not events:
+            return
+        try:
+            record = ended_record(data)
+        except (ValueError, UnicodeDecodeError):  # not ours to judge: read the record instead
+            record = None
+        for event in events:
+            event.record = record
             event.set()

@@ -12,11 +12,11 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import LockError, WatchError
+from redis.asyncio import Redis as AsyncRedis
+from redis.exceptions import WatchError
 from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import cancel_job
@@ -25,7 +25,7 @@ from rq.serializers import JSONSerializer
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.errors import ApiError, Conflict, NotFound, Unprocessable
-from graphgpu.service.limits import reserve_job_slot
+from graphgpu.service.limits import too_many_jobs
 
 #: Admission's one read (:meth:`JobStore.capacity`): the memory (JSON ``host_bytes``,
 #: ``device_bytes``) of the admitted jobs KEYS[1] whose records (ARGV[1] .. id) are still queued
@@ -58,6 +58,100 @@ end
 return {string.format('%.0f', host), string.format('%.0f', device), workers}
 """
 
+#: Admit and queue job ARGV[4] in one step (no lock, no other round trip): the memory of the
+#: admitted jobs KEYS[1] and the live workers of KEYS[2] are read as :data:`_CAPACITY` reads
+#: them; the job is refused, nothing written, when no worker has ARGV[6] host bytes (``""``:
+#: none asked) free less that memory (among workers that report it), or no GPU worker ARGV[7]
+#: device bytes: {0, host, device, workers} as :data:`_CAPACITY` returns them. Then, with a cap
+#: (ARGV[8] > 0), the slots of the key's active jobs KEYS[3] still queued or running (records'
+#: ``slots``, else 1) plus this job's ARGV[9] must fit under it, else {-1}. Then its record
+#: KEYS[4], its entries in the indexes KEYS[5] and KEYS[6] (score ARGV[5]), in its graph's set
+#: KEYS[7] (if ARGV[11] is "1"), its memory ARGV[10] among the admitted (unless ``""``), its id
+#: among the key's active jobs, and RQ's writes of its enqueue: {1}. After ARGV[12] and the
+#: ended statuses it counts come the record's field/value count and pairs, then the number of
+#: RQ's commands and each as its length and words.
+_ADMIT = """
+local prefix, job = ARGV[1], ARGV[4]
+local nended = tonumber(ARGV[12])
+local ended = {}
+for i = 13, 12 + nended do ended[cjson.encode(ARGV[i])] = true end
+local host, device = 0, 0
+local admitted = redis.call('HGETALL', KEYS[1])
+for i = 1, #admitted, 2 do
+  local status = redis.call('HGET', prefix .. admitted[i], 'status')
+  if not status or ended[status] then
+    redis.call('HDEL', KEYS[1], admitted[i])
+  else
+    local memory = cjson.decode(admitted[i + 1])
+    host = host + (tonumber(memory.host_bytes) or 0)
+    device = device + (tonumber(memory.device_bytes) or 0)
+  end
+end
+local workers = {}
+local best_host, best_device
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local raw = redis.call('GET', ARGV[2] .. name .. ARGV[3])
+  if raw then
+    workers[#workers + 1] = name
+    workers[#workers + 1] = raw
+    local worker = cjson.decode(raw)
+    local free = tonumber(worker.host_free_bytes)
+    if free then best_host = math.max(best_host or 0, free - host, 0) end
+    free = tonumber(worker.gpu_free_bytes)
+    if free and worker.backend == 'gpu' then
+      best_device = math.max(best_device or 0, free - device, 0)
+    end
+  end
+end
+local need_host, need_device = tonumber(ARGV[6]), tonumber(ARGV[7])
+if (need_host and best_host and need_host > best_host)
+    or (need_device and best_device and need_device > best_device) then
+  return {0, string.format('%.0f', host), string.format('%.0f', device), workers}
+end
+local limit = tonumber(ARGV[8])
+if limit > 0 then
+  local active = tonumber(ARGV[9])
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    local status = redis.call('HGET', prefix .. id, 'status')
+    if status == '"queued"' or status == '"running"' then
+      active = active + (tonumber(redis.call('HGET', prefix .. id, 'slots') or '1') or 1)
+    else
+      redis.call('SREM', KEYS[3], id)
+    end
+  end
+  if active > limit then return {-1} end
+end
+local at = 13 + nended
+local fields = tonumber(ARGV[at])
+redis.call('HSET', KEYS[4], unpack(ARGV, at + 1, at + fields))
+redis.call('ZADD', KEYS[5], ARGV[5], job)
+redis.call('ZADD', KEYS[6], ARGV[5], job)
+if ARGV[11] == '1' then redis.call('SADD', KEYS[7], job) end
+if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], job, ARGV[10]) end
+if limit > 0 then redis.call('SADD', KEYS[3], job) end
+at = at + fields + 1
+for _ = 1, tonumber(ARGV[at]) do
+  local words = tonumber(ARGV[at + 1])
+  redis.call(unpack(ARGV, at + 2, at + 1 + words))
+  at = at + 1 + words
+end
+return {1}
+"""
+
+
+class NoRoom(ApiError):
+    """A job that :data:`_ADMIT` refused for memory, with the workers as it saw them
+    (:meth:`JobStore.capacity`'s form): the caller raises its 413 from them, else this 503."""
+
+    def __init__(self, workers: list[dict[str, Any]]) -> None:
+        super().__init__(503, "admission_busy", "the free memory changed while the job was "
+                         "admitted; retry shortly", headers={"Retry-After": "1"})
+        self.workers = workers
+
+
+def _owner(exists: bytes | None, owner: bytes | None) -> str | None:
+    return None if exists is None else (json.loads(owner) if owner else "")
+
 
 class JobStore:
     """Creates, reads and cancels job records.
@@ -73,6 +167,7 @@ class JobStore:
         self.redis = redis
         self.settings = settings
         self._queues: dict[str, Queue] = {}
+        self._admit = redis.register_script(_ADMIT)  # EVALSHA: the script is sent once
 
     def _key(self, job_id: str) -> str:
         return protocol.job_key(self.settings, job_id)
@@ -85,10 +180,18 @@ class JobStore:
 
     def owner(self, job_id: str) -> str | None:
         """The tenant that owns a job (``""`` for a record without one); None if it is gone."""
-        exists, owner = self.redis.hmget(self._key(job_id), "id", "owner")
-        if exists is None:
-            return None
-        return json.loads(owner) if owner else ""
+        return _owner(*self.redis.hmget(self._key(job_id), "id", "owner"))
+
+    async def owner_async(self, redis: AsyncRedis, job_id: str) -> str | None:
+        """:meth:`owner` on the event loop, through an asynchronous connection."""
+        return _owner(*await redis.hmget(self._key(job_id), "id", "owner"))
+
+    async def get_async(self, redis: AsyncRedis, job_id: str) -> dict[str, Any]:
+        """:meth:`get` on the event loop, through an asynchronous connection."""
+        raw = await redis.hgetall(self._key(job_id))
+        if not raw:
+            raise NotFound(f"job {job_id!r} does not exist or has expired", field="job_id")
+        return protocol.decode_record(raw)
 
     def _index(self, tenant: str | None) -> str:
         return protocol.job_index_key(self.settings, tenant)
@@ -126,11 +229,14 @@ class JobStore:
         key_id: str,
         extra: dict[str, Any] | None = None,
         memory: dict[str, int] | None = None,
+        needs: dict[str, int] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Record and queue a job owned by tenant ``owner``, counted against API key ``key_id``.
 
         ``memory`` (``host_bytes``, ``device_bytes``; else those of ``extra["estimate"]``) is
-        counted against later admissions until the job finishes (:meth:`capacity`).
+        counted against later admissions until the job finishes (:meth:`capacity`). ``needs``
+        (``host_bytes``: on some worker; ``device_bytes``: on some GPU worker) must be free,
+        less that of the jobs already admitted, when the job is admitted (:data:`_ADMIT`).
 
         Returns
         -------
@@ -140,6 +246,8 @@ class JobStore:
 
         Raises
         ------
+        NoRoom
+            ``needs`` did not fit (nothing is recorded or queued then).
         ApiError
             429 when the key has too many jobs queued or running (nothing is queued then).
         """
@@ -167,31 +275,40 @@ class JobStore:
             "progress": {"fraction": 0.0, "message": "queued"}, "created_at": now,
             "timings": {}, "owner": owner, **(extra or {}),
         }
-        pipe = self.redis.pipeline()
-        pipe.hset(self._key(job_id), mapping={k: json.dumps(v) for k, v in record.items()})
-        pipe.zadd(protocol.job_index_key(self.settings), {job_id: now})
-        pipe.zadd(self._index(owner), {job_id: now})
-        if graph_id:
-            pipe.sadd(protocol.graph_jobs_key(self.settings, graph_id), job_id)
         estimate = (extra or {}).get("estimate") or {}
         memory = memory if memory is not None else {
             k: int(estimate[k]) for k in ("host_bytes", "device_bytes") if estimate.get(k)}
-        if memory:
-            pipe.hset(protocol.admitted_key(self.settings), job_id, json.dumps(memory))
-        pipe.execute()
-        try:
-            # Only once the record exists: the count forgets ids without a record as finished.
-            reserve_job_slot(self.redis, self.settings, key_id, job_id)
-        except ApiError:
-            self._forget(record, idem_key)
-            raise
-        # RQ's own enqueue (its job hash is what RQ workers read), its writes in one round trip.
+        needs = needs or {}
+        ended = sorted(protocol.FINISHED)
+        fields = [item for key, value in record.items() for item in (key, json.dumps(value))]
+        # RQ's own enqueue (its job hash is what RQ workers read), its writes collected here
+        # and made by the script: a job is queued exactly when it is recorded.
         with self.redis.pipeline() as pipe:
             self._queue(backend).enqueue_call(
                 protocol.TASK, args=(job_id,), job_id=job_id,
                 timeout=self.settings.max_job_seconds, result_ttl=600,
                 failure_ttl=self.settings.result_ttl, pipeline=pipe)
-            pipe.execute()
+            rq_writes = [args for args, _ in pipe.command_stack]
+            pipe.reset()  # never sent
+        # The memory check, the active-jobs cap, the record and the queueing in one script
+        # (one round trip, atomic: jobs submitted together never share the same free memory).
+        answer = self._admit(keys=[
+            protocol.admitted_key(self.settings), protocol.workers_key(self.settings),
+            self.settings.key("active", key_id), self._key(job_id),
+            protocol.job_index_key(self.settings), self._index(owner),
+            protocol.graph_jobs_key(self.settings, graph_id or "")], args=[
+            self.settings.key("job", ""), *protocol.worker_key(self.settings, "\0").split("\0"),
+            job_id, repr(now), needs.get("host_bytes", ""), needs.get("device_bytes", ""),
+            self.settings.max_active_jobs_per_key, int(record.get("slots") or 1),
+            json.dumps(memory) if memory else "", "1" if graph_id else "", len(ended), *ended,
+            len(fields), *fields, len(rq_writes),
+            *(word for args in rq_writes for word in (len(args), *args))])
+        if int(answer[0]) != 1:
+            if idem_key:
+                self.redis.delete(idem_key)
+            if int(answer[0]) == 0:
+                raise NoRoom(self._workers(*answer[1:]))
+            raise too_many_jobs(self.settings.max_active_jobs_per_key)
         return record, True
 
     def _queue(self, backend: str) -> Queue:
@@ -202,19 +319,6 @@ class JobStore:
             queue = self._queues[name] = Queue(name, connection=self.redis,
                                                serializer=JSONSerializer)
         return queue
-
-    def _forget(self, record: dict[str, Any], idem_key: str | None) -> None:
-        """Undo the writes of a submit that was refused before queueing."""
-        pipe = self.redis.pipeline()
-        pipe.delete(self._key(record["id"]))
-        pipe.zrem(protocol.job_index_key(self.settings), record["id"])
-        pipe.zrem(self._index(record["owner"]), record["id"])
-        if record["graph_id"]:
-            pipe.srem(protocol.graph_jobs_key(self.settings, record["graph_id"]), record["id"])
-        if idem_key:
-            pipe.delete(idem_key)
-        pipe.hdel(protocol.admitted_key(self.settings), record["id"])
-        pipe.execute()
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """Cancel a job: a queued one never runs; a running one is asked to stop, and so are
@@ -288,23 +392,6 @@ class JobStore:
         """Whether a queued or running job uses the graph."""
         return bool(self.redis.scard(protocol.graph_jobs_key(self.settings, graph_id)))
 
-    @contextlib.contextmanager
-    def admitting(self) -> Iterator[None]:
-        """Hold the admission lock (across API processes): the memory check of a job and its
-        entry among the admitted jobs' memory happen as one step, so two jobs are never
-        admitted against the same free memory. 503 with ``Retry-After`` when it cannot be had
-        within 10 s."""
-        lock = self.redis.lock(self.settings.key("admission", "lock"), timeout=10,
-                               blocking_timeout=10)
-        if not lock.acquire():
-            raise ApiError(503, "admission_busy", "too many jobs are being admitted at once; "
-                           "retry shortly", headers={"Retry-After": "1"})
-        try:
-            yield
-        finally:
-            with contextlib.suppress(LockError):  # expired meanwhile: nothing to release
-                lock.release()
-
     def capacity(self) -> list[dict[str, Any]]:
         """The live workers (sorted by name) as admission sees them: the host and GPU memory
         each reports free, less what the jobs admitted and not finished are estimated to take
@@ -315,6 +402,12 @@ class JobStore:
             _CAPACITY, 2, protocol.admitted_key(self.settings),
             protocol.workers_key(self.settings), self.settings.key("job", ""),
             *protocol.worker_key(self.settings, "\0").split("\0"), *sorted(protocol.FINISHED))
+        return self._workers(host, device, flat)
+
+    @staticmethod
+    def _workers(host: Any, device: Any, flat: list[Any]) -> list[dict[str, Any]]:
+        """:meth:`capacity`'s workers from a script's answer: the memory of the admitted jobs
+        (``host``, ``device``) and the heartbeat records as name, record pairs."""
         committed = {"host_bytes": int(host), "device_bytes": int(device)}
         workers = [json.loads(value) for _, value in sorted(zip(flat[::2], flat[1::2],
                                                                 strict=True))]

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 
 from graphgpu.kernels.core.registry import Algorithm
 from graphgpu.kernels.core.settings import Settings
@@ -34,28 +35,6 @@ if wait > 0 then return {0, tostring(wait)} end
 return {1, '0'}
 """
 
-#: Count the key's job slots still queued or running (forgetting finished or expired jobs) and
-#: add ARGV[3] when its slots fit under ARGV[1]. A job takes the ``slots`` of its record (a job
-#: that fans out into shards takes one per shard and one for itself), else one. Job records are
-#: read by name (ARGV[2] .. id), which a single Redis allows.
-_ACTIVE_JOBS = """
-local function slots(id)
-  return tonumber(redis.call('HGET', ARGV[2] .. id, 'slots') or '1') or 1
-end
-local active = 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local status = redis.call('HGET', ARGV[2] .. id, 'status')
-  if status == '"queued"' or status == '"running"' then
-    if id ~= ARGV[3] then active = active + slots(id) end
-  else
-    redis.call('SREM', KEYS[1], id)
-  end
-end
-if active + slots(ARGV[3]) > tonumber(ARGV[1]) then return 0 end
-redis.call('SADD', KEYS[1], ARGV[3])
-return 1
-"""
-
 #: Device bytes per node assumed for algorithms without an estimate of their own: a handful of
 #: per-node int32/int64/float64 work arrays (levels, labels, frontiers, distances), which is what
 #: the built-in kernels allocate on top of the CSR arrays.
@@ -72,6 +51,20 @@ def check_rate(redis: Redis, settings: Settings, key_id: str, who: str = "this A
         return
     allowed, wait = redis.eval(_TOKEN_BUCKET, 1, settings.key("rate", key_id),
                                settings.rate_limit_per_second, settings.rate_limit_burst)
+    _check_bucket(settings, allowed, wait, who)
+
+
+async def check_rate_async(redis: AsyncRedis, settings: Settings, key_id: str,
+                           who: str = "this API key") -> None:
+    """:func:`check_rate` on the event loop, through an asynchronous connection."""
+    if settings.rate_limit_per_second <= 0:
+        return
+    allowed, wait = await redis.eval(_TOKEN_BUCKET, 1, settings.key("rate", key_id),
+                                     settings.rate_limit_per_second, settings.rate_limit_burst)
+    _check_bucket(settings, allowed, wait, who)
+
+
+def _check_bucket(settings: Settings, allowed: Any, wait: Any, who: str) -> None:
     if not int(allowed):
         seconds = max(1, math.ceil(float(wait)))
         raise ApiError(429, "rate_limited",
@@ -81,24 +74,13 @@ def check_rate(redis: Redis, settings: Settings, key_id: str, who: str = "this A
                        headers={"Retry-After": str(seconds)})
 
 
-def reserve_job_slot(redis: Redis, settings: Settings, key_id: str, job_id: str) -> None:
-    """Count ``job_id`` (whose record must already exist) among the key's active jobs.
-
-    Raises
-    ------
-    ApiError
-        429 with ``Retry-After`` when the key already has ``max_active_jobs_per_key`` jobs
-        queued or running.
-    """
-    limit = settings.max_active_jobs_per_key
-    if limit <= 0:
-        return
-    if not redis.eval(_ACTIVE_JOBS, 1, settings.key("active", key_id), limit,
-                      settings.key("job", ""), job_id):
-        raise ApiError(429, "too_many_jobs",
-                       f"this API key's jobs queued or running (shards counted) would pass "
-                       f"{limit} (GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY); wait for some to finish",
-                       headers={"Retry-After": "5"})
+def too_many_jobs(limit: int) -> ApiError:
+    """429 for a job past ``max_active_jobs_per_key`` (``limit``) slots queued or running (the
+    count is :data:`graphgpu.service.jobs._ADMIT`'s, in the step that records the job)."""
+    return ApiError(429, "too_many_jobs",
+                    f"this API key's jobs queued or running (shards counted) would pass "
+                    f"{limit} (GRAPHGPU_MAX_ACTIVE_JOBS_PER_KEY); wait for some to finish",
+                    headers={"Retry-After": "5"})
 
 
 def check_tenant_quota(settings: Settings, tenant: str, used: int, adding: int) -> None:

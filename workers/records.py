@@ -80,7 +80,8 @@ def claim(redis: Redis, settings: Settings, job_id: str, worker: str,
 #: Record a final status (ARGV[2], JSON) on job KEYS[1] if it runs (on worker ARGV[3], JSON;
 #: "" for any): 1, or 0 when it does not (then, if it has ended, it leaves the running set
 #: KEYS[2]). With it: the expiry, the admitted memory (KEYS[3]) released, the job dropped from
-#: its graph's set (key ARGV[6] .. graph id .. ARGV[7]) and the end published on ARGV[5].
+#: its graph's set (key ARGV[6] .. graph id .. ARGV[7]) and the end published on ARGV[5] (the
+#: final record, as a JSON array of fields and values: a long-poll woken by it reads nothing).
 _FINISH = """
 local current = redis.call('HMGET', KEYS[1], 'status', 'worker', 'graph_id')
 if current[1] ~= '"running"' then
@@ -98,7 +99,7 @@ local graph = current[3] and cjson.decode(current[3])
 if type(graph) == 'string' and graph ~= '' then
   redis.call('SREM', ARGV[6] .. graph .. ARGV[7], ARGV[1])
 end
-redis.call('PUBLISH', ARGV[5], cjson.decode(ARGV[2]))
+redis.call('PUBLISH', ARGV[5], cjson.encode(redis.call('HGETALL', KEYS[1])))
 return 1
 """
 
@@ -254,7 +255,13 @@ class ProgressReporter:
     settings: Settings
     job_id: str
     worker: str | None = None
+    #: ``time.monotonic()`` of the last check of the record (the worker passes its claim's: a
+    #: report sooner after it than :data:`PROGRESS_INTERVAL` is skipped, but for the last).
+    since: float = 0.0
     _last: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        self._last = self.since
 
     def __call__(self, fraction: float, message: str = "") -> None:
         now = time.monotonic()

@@ -177,7 +177,9 @@ def execute(job_id: str) -> None:
         return
     started = time.time()
     timings: dict[str, float] = {"queued_ms": (started - record["created_at"]) * 1e3}
-    progress = records.ProgressReporter(ctx.redis, ctx.settings, job_id, ctx.name)
+    # The claim has just checked the record: a kernel's report at its start needs no round trip.
+    progress = records.ProgressReporter(ctx.redis, ctx.settings, job_id, ctx.name,
+                                        since=time.monotonic())
     fields: dict[str, Any] = {"device": ctx.device, "timings": timings}
     status, fanned_out = "succeeded", False
     try:

@@ -93,8 +93,9 @@ def reduce_job_id(parent: str) -> str:
 
 
 def job_done_channel(settings: Settings, job_id: str) -> str:
-    """Pub/sub channel on which a job's final status is published as it is recorded, so that
-    long-polls (``GET /v1/jobs/{id}?wait=S``) answer at once instead of polling."""
+    """Pub/sub channel on which a job's end is published as it is recorded, so that long-polls
+    (``GET /v1/jobs/{id}?wait=S``) answer at once instead of polling: a worker publishes the
+    final record (a JSON array of fields and values), the API's cancel the status."""
     return settings.key("job", job_id, "done")
 
 

@@ -82,13 +82,6 @@ class Settings(BaseSettings):
         100, ge=1, description="Requests per API key allowed at once above the average rate.")
     max_active_jobs_per_key: int = Field(
         1000, ge=0, description="Queued plus running jobs per API key (0 = no limit).")
-    admission_lock_bytes: int = Field(
-        0, ge=0, description=(
-            "A job whose host and GPU memory estimates are both at most this is admitted "
-            "without the admission lock: checked against the free memory read once at submit "
-            "and counted against later jobs all the same, but jobs submitted together may each "
-            "be admitted against the same free memory, overshooting by up to this much each "
-            "(0, the default: every job is checked again under the lock)."))
     log_format: str = Field("json", pattern="^(json|text)$",
                             description="`json` (one object a line) or `text` logs.")
     max_name_length: int = Field(

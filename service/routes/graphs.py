@@ -24,6 +24,7 @@ from graphgpu.service.admission import require_backend, validation_error
 from graphgpu.service.auth import Caller, caller
 from graphgpu.service.deps import State, state
 from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
+from graphgpu.service.jobs import NoRoom
 from graphgpu.service.limits import check_device_memory, check_host_memory, check_tenant_quota
 from graphgpu.service.routes.jobs import job_out
 from graphgpu.service.schemas import ErrorBody, GenerateRequest, GraphList, GraphOut, JobOut
@@ -269,13 +270,22 @@ def generate_graph(body: GenerateRequest, request: Request, response: Response) 
         raise from_kernel_error(exc, field_prefix="params.") from None
     require_backend(st.jobs.live_workers(), body.backend)
     who = caller(request)
-    with st.jobs.admitting():  # memory counted and the job recorded as one step
-        estimate = _check_generator_memory(st, generator, params, body.backend)
+    estimate = _check_generator_memory(st, generator, params, body.backend)
+    needs = {k: int(estimate[k]) for k in ("host_bytes", "device_bytes")
+             if estimate and estimate.get(k) is not None
+             and (k == "host_bytes" or estimate["backend"] == "gpu")}
+    try:  # memory checked again and the job recorded as one step
         record, _ = st.jobs.submit(kind="generate", name=generator.name, graph_id=None,
                                    params=params.model_dump(mode="json"), backend=body.backend,
                                    idempotency_key=None, owner=who.tenant, key_id=who.key_id,
                                    extra={"graph_name": body.name,
-                                          **({"estimate": estimate} if estimate else {})})
+                                          **({"estimate": estimate} if estimate else {})},
+                                   needs=needs)
+    except NoRoom as exc:
+        check_host_memory(exc.workers, estimate or {})
+        if estimate and estimate["backend"] == "gpu":
+            check_device_memory(exc.workers, estimate)
+        raise
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
 

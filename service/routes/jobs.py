@@ -16,6 +16,7 @@ from graphgpu.service.admission import Admission, algorithm_and_params, graph_la
 from graphgpu.service.deps import AppState, State, Who
 from graphgpu.service.errors import NotFound, check_id
 from graphgpu.service.job_ends import JobEnds
+from graphgpu.service.jobs import NoRoom
 from graphgpu.service.limits import job_slots
 from graphgpu.service.schemas import (
     ErrorBody,
@@ -75,7 +76,7 @@ def submit_job(
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
     admission = Admission(st, algorithm, params, body.graph_id, body.backend)
     estimate, memory = admission.check()
-    with admission.admitting():  # memory counted and the job recorded as one step
+    try:  # memory checked again and the job recorded as one step
         record, created = st.jobs.submit(
             kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
             params=params.model_dump(mode="json"), backend=body.backend,
@@ -85,8 +86,11 @@ def submit_job(
                        **params.model_dump(mode="json"), **body.params}}
                       if labels is not None else {}),
                    **job_slots(algorithm, params, st.settings)} or None,
-            memory=memory,
+            memory=memory, needs=admission.needs,
         )
+    except NoRoom as exc:
+        admission.check_memory(exc.workers)  # the 413 it would have given
+        raise
     response.status_code = 202 if created else 200
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
@@ -126,7 +130,7 @@ async def get_job(
         finally:
             polls.leave()
     else:
-        record = await run_in_threadpool(st.jobs.get, job_id)
+        record = await st.jobs.get_async(request.app.state.async_redis, job_id)
         if wait > 0 and record["status"] not in protocol.FINISHED:
             response.headers["Retry-After"] = str(BUSY_RETRY_AFTER)
             return await _job_out(record, st)
@@ -182,24 +186,27 @@ async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
                      ) -> dict[str, Any]:
     """The job's record once it has ended, or after ``seconds``.
 
-    Registers with the process's listener of job ends (workers publish on the job's done
-    channel in the script that records the final status) before reading the record, so an
+    Registers with the process's listener of job ends (workers publish the final record on
+    the job's done channel in the script that records it) before reading the record, so an
     ending between the two is not missed.
     """
     deadline = time.monotonic() + seconds
     try:
         async with _job_ends(request, st).watch(job_id, seconds) as ended:
-            record = await run_in_threadpool(st.jobs.get, job_id)
+            record = await st.jobs.get_async(request.app.state.async_redis, job_id)
             while record["status"] not in protocol.FINISHED:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 await asyncio.wait_for(ended.wait(), left)
                 ended.clear()
+                if ended.record is not None:  # the worker's end carried the final record
+                    record = ended.record
+                    continue
                 await _job_ends(request, st).ready(max(deadline - time.monotonic(), 0.001))
-                record = await run_in_threadpool(st.jobs.get, job_id)
+                record = await st.jobs.get_async(request.app.state.async_redis, job_id)
     except TimeoutError:  # the wait ran out (or no listener in time): the job as it is now
-        record = await run_in_threadpool(st.jobs.get, job_id)
+        record = await st.jobs.get_async(request.app.state.async_redis, job_id)
     return record
 
 

@@ -1,6 +1,7 @@
-"""The short submit path (issue 23): tiny jobs skip the admission lock, bigger ones still take it
-and count what is already admitted; long-polls share one pub/sub listener that survives losing
-its connection. Through the real API, on a real redis-server, without workers (jobs stay queued).
+"""The short submit path (issue 23): admission is one script with the job's record (no lock),
+counts what is already admitted and the key's active jobs; long-polls share one pub/sub listener
+that survives losing its connection. Through the real API, on a real redis-server, without
+workers (jobs stay queued).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ MIB = 1024**2
 
 @pytest.fixture(scope="module")
 def idle(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """An API without workers, tiny jobs up to 1 MiB, one fake GPU worker with 100 MiB free."""
-    stack = Stack(redis_url, tmp_path_factory.mktemp("submit"), admission_lock_bytes=str(MIB),
+    """An API without workers, one fake GPU worker with 100 MiB free, 3 active jobs a key."""
+    stack = Stack(redis_url, tmp_path_factory.mktemp("submit"), max_active_jobs_per_key="3",
                   extra_algorithm_modules=json.dumps([PLUGIN, "tests.support.memory_algorithm"]))
     stack.start_api()
     record = {"name": "fake-gpu", "backend": "gpu", "device": "Fake GPU", "host": "test",
@@ -37,22 +38,47 @@ def _gpu_job(stack: Stack, graph_id: str, device_bytes: int):
     return stack.submit(graph_id, "test_memory", {"device_bytes": device_bytes}, backend="gpu")
 
 
-def test_tiny_jobs_skip_the_admission_lock_and_big_ones_wait_for_it(idle: Stack) -> None:
+def test_admission_takes_no_lock_and_records_the_job_in_the_same_step(idle: Stack) -> None:
     graph = idle.upload(PATH_WITH_TAIL)["id"]
-    lock = f"{idle.prefix}:admission:lock"
+    lock = f"{idle.prefix}:admission:lock"  # the lock of earlier versions: not waited for
     assert idle.redis.set(lock, "held by the test", nx=True, px=60_000)
     try:
-        tiny = _gpu_job(idle, graph, MIB)  # at the threshold: no lock
-        assert tiny.status_code == 202, tiny.text
-        admitted = idle.redis.hget(f"{idle.prefix}:jobs:admitted", tiny.json()["id"])
-        assert json.loads(admitted)["device_bytes"] == MIB  # counted against later jobs
-        big = _gpu_job(idle, graph, MIB + 1)  # past it: waits for the lock, 503 after 10 s
-        assert big.status_code == 503, big.text
-        assert big.json()["error"]["code"] == "admission_busy"
+        job = _gpu_job(idle, graph, MIB + 1)
+        assert job.status_code == 202, job.text
     finally:
         idle.redis.delete(lock)
-    assert _gpu_job(idle, graph, MIB + 1).status_code == 202
-    assert idle.http.delete(f"/v1/jobs/{tiny.json()['id']}").status_code == 200
+    job_id = job.json()["id"]
+    admitted = idle.redis.hget(f"{idle.prefix}:jobs:admitted", job_id)
+    assert json.loads(admitted)["device_bytes"] == MIB + 1  # counted against later jobs
+    assert idle.redis.sismember(f"{idle.prefix}:graph:{graph}:jobs", job_id)
+    assert idle.redis.zscore(f"{idle.prefix}:jobs", job_id) is not None
+    assert idle.http.delete(f"/v1/jobs/{job_id}").status_code == 200
+
+
+def test_a_refused_job_leaves_nothing_behind(idle: Stack) -> None:
+    graph = idle.upload(PATH_WITH_TAIL + "100 110\n")["id"]
+    before = idle.redis.zcard(f"{idle.prefix}:jobs")
+    too_big = _gpu_job(idle, graph, 101 * MIB)  # passes the worker's 100 MiB
+    assert too_big.status_code == 413, too_big.text
+    assert too_big.json()["error"]["code"] == "insufficient_device_memory"
+    kept = [_gpu_job(idle, graph, MIB) for _ in range(3)]  # the key's cap of 3
+    assert [k.status_code for k in kept] == [202] * 3, [k.text for k in kept]
+    over = idle.http.post("/v1/jobs", json={
+        "graph_id": graph, "algorithm": "test_memory", "params": {"device_bytes": MIB},
+        "backend": "gpu"}, headers={"Idempotency-Key": "over-the-cap"})
+    assert over.status_code == 429, over.text
+    assert over.json()["error"]["code"] == "too_many_jobs"
+    # neither refusal left a record, an index entry, admitted memory or an idempotency claim
+    assert idle.redis.zcard(f"{idle.prefix}:jobs") == before + 3
+    assert idle.redis.hlen(f"{idle.prefix}:jobs:admitted") == 3
+    assert not idle.redis.keys(f"{idle.prefix}:idempotency:*")
+    for k in kept:
+        assert idle.http.delete(f"/v1/jobs/{k.json()['id']}").status_code == 200
+    again = idle.http.post("/v1/jobs", json={
+        "graph_id": graph, "algorithm": "test_memory", "params": {"device_bytes": MIB},
+        "backend": "gpu"}, headers={"Idempotency-Key": "over-the-cap"})
+    assert again.status_code == 202, again.text  # the slots of canceled jobs are free again
+    assert idle.http.delete(f"/v1/jobs/{again.json()['id']}").status_code == 200
 
 
 def test_admitted_memory_is_counted_until_the_job_ends(idle: Stack) -> None:

@@ -18,6 +18,7 @@ from rq.serializers import JSONSerializer
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.settings import Settings
+from graphgpu.service.job_ends import ended_record
 from graphgpu.workers import records
 from graphgpu.workers.monitor import recover_lost_jobs
 from graphgpu.workers.tasks import sweep_results
@@ -89,8 +90,8 @@ def test_finish_is_one_step_for_the_owner_only(env) -> None:
     assert final["timings"] == {"a": 1} and final["finished_at"] >= final["started_at"]
     assert not redis.hexists(protocol.admitted_key(settings), job_id)
     assert not redis.scard(settings.key("graph", "g1", "jobs"))
-    message = wait_for_message(listener)
-    assert message["data"] == b"failed"
+    message = wait_for_message(listener)  # the final record, as a long-poll takes it
+    assert ended_record(message["data"]) == final
     listener.close()
 
 
@@ -119,6 +120,20 @@ def test_progress_reporter_raises_once_canceled(env) -> None:
     assert records.read(redis, settings, job_id)["progress"] == {"fraction": 0.5,
                                                                  "message": "half"}
     redis.hset(protocol.job_key(settings, job_id), "cancel_requested", json.dumps(True))
+    with pytest.raises(JobCanceled):
+        report(1.0, "done")
+
+
+def test_a_report_just_after_the_claim_costs_no_round_trip_but_the_last(env) -> None:
+    """The worker's reporter starts from its claim (which read the record): an early report is
+    skipped; the last one (fraction 1) still checks that the attempt is this worker's."""
+    settings, redis = env
+    job_id = _queued(redis, settings)
+    records.claim(redis, settings, job_id, "w1")
+    report = records.ProgressReporter(redis, settings, job_id, "w1", since=time.monotonic())
+    redis.hset(protocol.job_key(settings, job_id), "cancel_requested", json.dumps(True))
+    report(0.0, "starting")  # not sent: the claim has just looked
+    assert records.read(redis, settings, job_id)["progress"]["message"] == "started"
     with pytest.raises(JobCanceled):
         report(1.0, "done")
 
