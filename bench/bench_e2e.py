@@ -48,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_peers import device_entry  # noqa: E402
-from bench.common import add_data_args, use_gpu, write_out  # noqa: E402
+from bench.common import add_data_args, start_service, stop_service, use_gpu, write_out  # noqa: E402
 from bench.table import event_ms, table_lines  # noqa: E402
 from graphgpu.client import Client  # noqa: E402
 from graphgpu.kernels.core.device import device_name  # noqa: E402
@@ -87,10 +87,7 @@ class Service:
         the same folder finds its last worker's heartbeat in Redis's AOF until it expires, and
         ``/v1/ready`` counts it); returns the seconds that took."""
         started, since = time.perf_counter(), time.time()
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "graphgpu.service"],
-                                            env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+        self.process = start_service(self.env, self.log)
         while time.perf_counter() - started < READY_SECONDS:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the service exited ({self.process.returncode}); see "
@@ -106,16 +103,8 @@ class Service:
         raise RuntimeError(f"not ready after {READY_SECONDS:.0f} s; see {self.log}")
 
     def stop(self) -> None:
-        """Ctrl-C to the supervisor (it stops the API, workers and Redis), then kill the group
-        if it lingers."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        """Ctrl-C to the supervisor (it stops the API, workers and Redis)."""
+        stop_service(self.process)
 
 
 def folder_mb(folder: Path) -> float:

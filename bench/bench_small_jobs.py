@@ -37,7 +37,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import write_out  # noqa: E402
+from bench.common import start_service, stop_service, write_out  # noqa: E402
 from graphgpu.client import Client  # noqa: E402
 from graphgpu.service.redis_server import RedisServer, free_port  # noqa: E402
 
@@ -74,10 +74,7 @@ class Tree:
         self.runs: list[dict[str, float]] = []
 
     def start(self) -> None:
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "graphgpu.service"],
-                                            env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+        self.process = start_service(self.env, self.log)
 
     def ready(self) -> bool:
         assert self.process is not None
@@ -89,14 +86,7 @@ class Tree:
             return False
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        stop_service(self.process)
 
 
 def one_job(client: Client, graph_id: str) -> dict[str, float]:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -85,3 +89,24 @@ def pycnp_solve(graph: Any, k: int, seconds: float, seed: int = 0) -> tuple[int,
     result = model.solve(problem_type="CNP", budget=k, stopping_criterion=MaxRuntime(seconds),
                          seed=seed, display=False, collect_stats=False)
     return int(result.best_obj_value), time.perf_counter() - start
+
+
+def start_service(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """``python -m graphgpu.service`` (API, workers and, without GRAPHGPU_REDIS_URL, Redis) with
+    ``env``, in a process group of its own, its output appended to ``log``."""
+    with log.open("ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "graphgpu.service"], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop_service(process: subprocess.Popen[bytes] | None) -> None:
+    """Ctrl-C to a :func:`start_service` supervisor (it stops what it started), then kill the
+    group if it lingers."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
