@@ -27,26 +27,36 @@ from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.errors import ApiError, Conflict, NotFound, Unprocessable
 from graphgpu.service.limits import too_many_jobs
 
+#: Lua: the summed memory (JSON ``host_bytes``, ``device_bytes``) of the admitted jobs KEYS[1]
+#: whose records (``prefix`` .. id) are still queued or running; entries of jobs whose status
+#: is in ``ended`` (keys JSON-encoded), or whose record expired, are forgotten.
+_ADMITTED_MEMORY = """
+local function admitted_memory(prefix, ended)
+  local host, device = 0, 0
+  local admitted = redis.call('HGETALL', KEYS[1])
+  for i = 1, #admitted, 2 do
+    local status = redis.call('HGET', prefix .. admitted[i], 'status')
+    if not status or ended[status] then
+      redis.call('HDEL', KEYS[1], admitted[i])
+    else
+      local memory = cjson.decode(admitted[i + 1])
+      host = host + (tonumber(memory.host_bytes) or 0)
+      device = device + (tonumber(memory.device_bytes) or 0)
+    end
+  end
+  return host, device
+end
+"""
+
 #: Admission's one read (:meth:`JobStore.capacity`): the memory (JSON ``host_bytes``,
 #: ``device_bytes``) of the admitted jobs KEYS[1] whose records (ARGV[1] .. id) are still queued
 #: or running, summed (entries of jobs ended, ARGV[4..], or expired are forgotten), and the
 #: heartbeat records (ARGV[2] .. name .. ARGV[3]) of the workers of KEYS[2] that have one, as
 #: name, record pairs. Records are read by name, which a single Redis allows.
-_CAPACITY = """
-local host, device = 0, 0
+_CAPACITY = _ADMITTED_MEMORY + """
 local ended = {}
 for i = 4, #ARGV do ended[cjson.encode(ARGV[i])] = true end
-local admitted = redis.call('HGETALL', KEYS[1])
-for i = 1, #admitted, 2 do
-  local status = redis.call('HGET', ARGV[1] .. admitted[i], 'status')
-  if not status or ended[status] then
-    redis.call('HDEL', KEYS[1], admitted[i])
-  else
-    local memory = cjson.decode(admitted[i + 1])
-    host = host + (tonumber(memory.host_bytes) or 0)
-    device = device + (tonumber(memory.device_bytes) or 0)
-  end
-end
+local host, device = admitted_memory(ARGV[1], ended)
 local workers = {}
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   local record = redis.call('GET', ARGV[2] .. name .. ARGV[3])
@@ -70,23 +80,12 @@ return {string.format('%.0f', host), string.format('%.0f', device), workers}
 #: among the key's active jobs, and RQ's writes of its enqueue: {1}. After ARGV[12] and the
 #: ended statuses it counts come the record's field/value count and pairs, then the number of
 #: RQ's commands and each as its length and words.
-_ADMIT = """
+_ADMIT = _ADMITTED_MEMORY + """
 local prefix, job = ARGV[1], ARGV[4]
 local nended = tonumber(ARGV[12])
 local ended = {}
 for i = 13, 12 + nended do ended[cjson.encode(ARGV[i])] = true end
-local host, device = 0, 0
-local admitted = redis.call('HGETALL', KEYS[1])
-for i = 1, #admitted, 2 do
-  local status = redis.call('HGET', prefix .. admitted[i], 'status')
-  if not status or ended[status] then
-    redis.call('HDEL', KEYS[1], admitted[i])
-  else
-    local memory = cjson.decode(admitted[i + 1])
-    host = host + (tonumber(memory.host_bytes) or 0)
-    device = device + (tonumber(memory.device_bytes) or 0)
-  end
-end
+local host, device = admitted_memory(prefix, ended)
 local workers = {}
 local best_host, best_device
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
