@@ -42,7 +42,7 @@ log = logging.getLogger("graphgpu.worker")
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 #: Most processes a first start compiles in (each holds a Python with NumPy, Numba and, on a
-#: GPU worker, a CUDA context); fewer than two (a machine of two cores) means none.
+#: GPU worker, a CUDA context); fewer than two (a machine of one core) means none.
 MAX_PROCESSES = 15
 #: Small runs of every generator (their compiled loops and, on the GPU, the device build).
 GENERATOR_EXAMPLES: dict[str, dict[str, object]] = {
@@ -215,9 +215,10 @@ def precompile(*backends: Backend, processes: int | None = None) -> bool:
         except (OSError, ValueError):
             pass
         marks[backend] = mark
-    # One core stays with the API and Redis. On two cores the helpers only add their start-up:
-    # a cold warm-up took 93 s with them and 59 s without on the 2-core VM.
-    processes = processes or min(MAX_PROCESSES, len(os.sched_getaffinity(0)) - 1)
+    # A process per core: the API and Redis idle until ready. With one share per family the
+    # 2-core VM's cold warm-up took 46.6 s in two processes against 70.0 s in one (2026-11-26;
+    # with the shares of an earlier layout two processes had been slower, 93 s against 59 s).
+    processes = processes or min(MAX_PROCESSES, len(os.sched_getaffinity(0)))
     if not marks or processes < 2:
         return False
     start = time.perf_counter()
