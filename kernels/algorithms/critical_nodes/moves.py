@@ -294,27 +294,39 @@ def restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, 
 
 
 @numba.njit(cache=True, nogil=True)
+def restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, labels, at) -> tuple:
+    """Pairs that returning deleted node u adds: its distinct neighbouring components join it.
+    Those labels go to ``labels[at:]`` unless ``labels`` is empty. Returns (cost, number of
+    labels)."""
+    ctl[CTL_STAMP] += 1
+    stamp = ctl[CTL_STAMP]
+    joined, lost, count = np.int64(0), np.int64(0), 0
+    for j in range(indptr[u], indptr[u + 1]):
+        w = indices[j]
+        if not deleted[w]:
+            c = label[w]
+            if mark[c] != stamp:
+                mark[c] = stamp
+                joined += size[c]
+                lost += pairs(size[c])
+                if labels.shape[0]:
+                    labels[at + count] = c
+                count += 1
+    return pairs(joined + 1) - lost, count
+
+
+@numba.njit(cache=True, nogil=True)
 def cheapest_restore(indptr, indices, deleted, label, size, dlist, nd, tabu, ctl,
                       mark) -> int:
     """The non-tabu deleted node whose return adds the fewest pairs (random among ties)."""
     it = ctl[CTL_ITER]
     best_u, best_cost, ties = -1, np.int64(0), 0
+    no_labels = np.empty(0, np.int32)
     for i in range(nd):
         u = dlist[i]
         if tabu[u] > it:
             continue
-        ctl[CTL_STAMP] += 1
-        stamp = ctl[CTL_STAMP]
-        joined, lost = np.int64(0), np.int64(0)
-        for j in range(indptr[u], indptr[u + 1]):
-            w = indices[j]
-            if not deleted[w]:
-                c = label[w]
-                if mark[c] != stamp:
-                    mark[c] = stamp
-                    joined += size[c]
-                    lost += pairs(size[c])
-        cost = pairs(joined + 1) - lost
+        cost = restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, no_labels, 0)[0]
         if best_u < 0 or cost < best_cost:
             best_u, best_cost, ties = u, cost, 1
         elif cost == best_cost:

@@ -31,6 +31,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     rand_below,
     relabel,
     release,
+    restore_cost,
     restore_node,
 )
 from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_MAX, BLOCK_NODES, RANDOM_MOVE
@@ -126,26 +127,6 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
 
 
 @numba.njit(cache=True, nogil=True)
-def _score(indptr, indices, deleted, label, size, ctl, mark, u, nl, at) -> tuple:
-    """Pairs that returning deleted node u adds (as :func:`cheapest_restore` counts them); its
-    distinct neighbouring labels go to ``nl[at:]``. Returns (cost, number of labels)."""
-    ctl[CTL_STAMP] += 1
-    stamp = ctl[CTL_STAMP]
-    joined, lost, count = np.int64(0), np.int64(0), 0
-    for j in range(indptr[u], indptr[u + 1]):
-        w = indices[j]
-        if not deleted[w]:
-            c = label[w]
-            if mark[c] != stamp:
-                mark[c] = stamp
-                joined += size[c]
-                lost += pairs(size[c])
-                nl[at + count] = c
-                count += 1
-    return pairs(joined + 1) - lost, count
-
-
-@numba.njit(cache=True, nogil=True)
 def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist, dpos,
                   tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed, grown) -> int:
     """Return deleted nodes until k are left, each time the one :func:`cheapest_restore`
@@ -166,7 +147,7 @@ def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, d
         if tabu[u] > it:
             continue
         off[u] = at
-        cost[u], cnt[u] = _score(indptr, indices, deleted, label, size, ctl, mark, u, nl, at)
+        cost[u], cnt[u] = restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, nl, at)
         scored[u] = ctl[CTL_STAMP]
         at += indptr[u + 1] - indptr[u]  # room for every label it may see later
     while nd > k:
@@ -184,8 +165,8 @@ def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, d
                 elif grown[nl[j]] > when:
                     state = 1
             if state == 2:
-                cost[u], cnt[u] = _score(indptr, indices, deleted, label, size, ctl, mark, u,
-                                         nl, off[u])
+                cost[u], cnt[u] = restore_cost(indptr, indices, deleted, label, size, ctl, mark,
+                                               u, nl, off[u])
                 scored[u] = ctl[CTL_STAMP]
             elif state == 1:  # the same distinct labels, one of them larger
                 joined, lost = np.int64(0), np.int64(0)
