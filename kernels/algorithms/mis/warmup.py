@@ -11,6 +11,7 @@ node) and a perturbation has something to move.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -20,14 +21,6 @@ from graphgpu.kernels.core.registry import Backend, no_progress
 
 #: Iterations of the capped ``iterated`` runs: the second starts from a restored best.
 ITERATIONS = 3
-
-
-class _Params:
-    """The fields :class:`graphgpu.kernels.algorithms.mis.driver.RunParams` reads."""
-
-    def __init__(self, method: str, reduce: str) -> None:
-        self.method, self.reduce, self.seed = method, reduce, 1
-        self.update_frequency, self.time_limit_s = 2, math.inf  # no deadline at all
 
 
 def warm_up_graph() -> Graph:
@@ -46,7 +39,8 @@ def warm_up(backend: Backend) -> None:
     for method in ("iterated", "degree", "luby"):
         for reduce in ("none", "once", "exhaustive"):
             engine = cpu.CpuEngine(graph) if backend == "cpu" else gpu.engine_for(graph)
-            driver.compute(engine, graph.n, _Params(method, reduce), no_progress,
-                           iterations_cap=ITERATIONS)
+            params = SimpleNamespace(method=method, reduce=reduce, seed=1, update_frequency=2,
+                                     time_limit_s=math.inf)  # driver.RunParams, no deadline
+            driver.compute(engine, graph.n, params, no_progress, iterations_cap=ITERATIONS)
             engine.verify()
             engine.in_set()
