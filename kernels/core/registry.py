@@ -81,8 +81,9 @@ class AlgorithmResult:
 
 AlgorithmFn = Callable[[Graph, Any, ProgressFn], AlgorithmResult]
 
-#: ``json_schema_extra`` of a result-model field that varies from run to run (a timing), so it is
-#: left out when the backends' answers are compared (:func:`comparable_summary`).
+#: ``json_schema_extra`` of a result-model field that varies from run to run (a timing) or with
+#: the backend that ran it (a device), so it is left out when the backends' answers are compared
+#: (:func:`comparable_summary`).
 VOLATILE: dict[str, Any] = {"volatile": True}
 
 

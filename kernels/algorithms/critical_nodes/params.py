@@ -63,7 +63,8 @@ class CndSummary(BaseModel):
         None, description="greedy, multistart, search: the device that ran the greedy starts. "
                           "The GPU backend runs a lone start, or a few, on a large graph on the "
                           "host's near-linear CND* ('cpu') where that is estimated to end before "
-                          "the GPU's waves (an exact start is a chain of dependent steps).")
+                          "the GPU's waves (an exact start is a chain of dependent steps).",
+        json_schema_extra=VOLATILE)
     time_to_best_s: float = Field(description="Seconds from the start of the run to the best.",
                                   json_schema_extra=VOLATILE)
     iterations: int = Field(0, description="search, memetic: swap moves made (all chains).",
