@@ -94,6 +94,10 @@ class Stack:
         # A worker registers after compiling every kernel: on a fresh clone (no Numba cache
         # yet, as in CI) that is tens of seconds on two cores; later workers load the cache.
         wait_until(registered, timeout=240, every=0.25)
+        # With the caches filled, the later workers of the session (every stack's and
+        # `serve`'s) skip the warm-up and load each kernel at its first job: a warm-up that
+        # only loads still takes ~8 s of the two cores per worker, and the suite starts dozens.
+        os.environ.setdefault("GRAPHGPU_WORKER_WARM_UP", "false")
         return worker
 
     def live_workers(self) -> list[dict]:

@@ -129,13 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     # A GPU worker also serves the cpu queue: both backends are compiled before it is live.
     backends: tuple[Backend, ...] = ("gpu", "cpu") if backend == "gpu" else ("cpu",)
     use_kernel_cache(settings)
-    precompile(*backends)
-    for each in backends:
-        start = time.perf_counter()
-        seconds = warm_up(each)
-        slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
-        log.info("warm-up (%s) in %.1f s; slowest: %s", each, time.perf_counter() - start,
-                 ", ".join(f"{name} {s:.2f} s" for name, s in slowest))
+    if settings.worker_warm_up:
+        precompile(*backends)
+        for each in backends:
+            start = time.perf_counter()
+            seconds = warm_up(each)
+            slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
+            log.info("warm-up (%s) in %.1f s; slowest: %s", each, time.perf_counter() - start,
+                     ", ".join(f"{name} {s:.2f} s" for name, s in slowest))
+    else:
+        log.info("warm-up off: each kernel compiles, or loads from the disk caches, at its "
+                 "first job")
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     redis = Redis.from_url(settings.redis_url)
     wait_for_redis(redis)

@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     worker_dead_after_seconds: float = Field(
         10.0, description="Silence after which a worker's running job is failed as worker_lost."
     )
+    worker_warm_up: bool = Field(
+        True, description="Compile (or load from the disk caches) every kernel before a worker "
+                          "takes jobs. Off, each kernel loads at its first job instead: quicker "
+                          "starts where the caches are filled already (the test stacks)."
+    )
     gpu_cache_bytes: int = Field(8 * 1024**3, description="Graphs kept resident on a GPU worker.")
     cpu_workers: int = Field(1, description="CPU workers that `serve` starts when there is no GPU.")
     # Workers on other hosts (`graphgpu worker`; see workers/remote.py).
