@@ -51,7 +51,7 @@ from bench.bench_peers import device_entry  # noqa: E402
 from bench.common import add_data_args, start_service, stop_service, use_gpu, write_out  # noqa: E402
 from bench.table import event_ms, table_lines  # noqa: E402
 from graphgpu.client import Client  # noqa: E402
-from graphgpu.kernels.core.device import device_name  # noqa: E402
+from graphgpu.kernels.core.device import cupy, device_name  # noqa: E402
 from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
 from graphgpu.kernels.core.registry import get_algorithm, no_progress  # noqa: E402
 from graphgpu.kernels.core.store import GraphStore  # noqa: E402
@@ -230,6 +230,12 @@ class Bench:
             compute, engine_for = device_entry("mis", "compute"), device_entry("mis", "engine_for")
             call = None if compute is None or engine_for is None else (
                 lambda: compute(engine_for(graph), graph.n, model, no_progress))
+        elif algorithm == "pagerank":
+            iterate = device_entry("pagerank", "device_power_iteration")
+            prepare, arrays = (device_entry("pagerank", "prepare"),
+                               device_entry("pagerank", "device_arrays"))
+            call = None if None in (iterate, prepare, arrays) else (
+                lambda: iterate(prepare(graph, model, arrays(graph), cupy()), model, no_progress))
         else:
             call = None
         return None if call is None else event_ms(call, max(3, self.args.repeats))

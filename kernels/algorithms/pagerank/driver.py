@@ -16,8 +16,9 @@ from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
 
 #: ``(state, params, progress) -> (rank, iterations, converged, residual)``: a backend's power
-#: iteration over :func:`prepare`'s state; the ranks come back as a host array.
-Iterate = Callable[[dict[str, Any], Any, ProgressFn], tuple[np.ndarray, int, bool, float]]
+#: iteration over :func:`prepare`'s state; the ranks as an array of the backend (the GPU's stay on
+#: the device: the worker hands them back through its pinned staging buffer).
+Iterate = Callable[[dict[str, Any], Any, ProgressFn], tuple[Any, int, bool, float]]
 
 
 def _distribution(graph: Graph, values: dict[int, float] | None, what: str, xp: Any
