@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))  # run from anywhere
 
 from bench.bench_peers import load  # noqa: E402
 from bench.common import default_data_dir, load_timed, write_out  # noqa: E402
-from bench.table import table_lines  # noqa: E402
+from bench.table import format_cell, table_lines  # noqa: E402
 from graphgpu.kernels.algorithms.traversal.cpu import components_csr  # noqa: E402
 from graphgpu.kernels.algorithms.traversal.gpu_components import (  # noqa: E402
     CC_BLOCKS_PER_SM,
@@ -46,17 +46,11 @@ from graphgpu.kernels.core.device import device_name, on_device  # noqa: E402
 
 BASE = f"{CC_THREADS},{CC_BLOCKS_PER_SM}"
 DEFAULT_VARIANTS = (
-    f"issue-23-start={BASE},-DCC_RETRY_WALK=0,-DCC_LINK_DEDUP=0",
+    f"no-link-dedup={BASE},-DCC_LINK_DEDUP=0",
     f"default={BASE}",
-    f"retry-walk={BASE},-DCC_LINK_DEDUP=0",
-    f"link-dedup={BASE},-DCC_RETRY_WALK=0",
     f"small-first={BASE},-DCC_SMALL_FIRST=1",
-    f"compress-1={BASE},-DCC_COMPRESS=1",
-    f"compress-2={BASE},-DCC_COMPRESS=2",
-    f"compress-3={BASE},-DCC_COMPRESS=3",
-    f"compress-2-small-first={BASE},-DCC_COMPRESS=2,-DCC_SMALL_FIRST=1",
-    f"flip-barrier={BASE},-DCC_FLIP_BARRIER=1",
-    f"compress-3-flip={BASE},-DCC_COMPRESS=3,-DCC_FLIP_BARRIER=1",
+    f"ecl-order={BASE},-DCC_AFFOREST=0",
+    f"no-giant-rule={BASE},-DGIANT_SHARE=1000000",
 )
 
 
@@ -166,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             print(row, flush=True)
     keys = list(dict.fromkeys(k for row in rows for k in row))
     lines = [f"Device: {device_name('gpu')}; cc_variants.py, median of {args.repeat}", "",
-             *table_lines(rows, keys)]
+             *table_lines(rows, keys, lambda v: format_cell(v, small=".3f"))]
     text = "\n".join(lines)
     write_out(args.out, text)
     print(text)

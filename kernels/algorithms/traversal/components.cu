@@ -30,28 +30,17 @@
 #ifndef CC_AFFOREST
 #define CC_AFFOREST 1
 #endif
-// Compress passes (every vertex pointed at its root, a grid barrier after): bit 1 before link,
-// bit 2 after it (before the sample), as Afforest compresses between its neighbour rounds.
-#ifndef CC_COMPRESS
-#define CC_COMPRESS 0
-#endif
-// 1: after a failed CAS, walk up from the value it returned (pointer jumping, cached loads)
-// instead of trying the CAS one level up at a time.
-#ifndef CC_RETRY_WALK
-#define CC_RETRY_WALK 1
-#endif
-// 1: hook's short rows (a thread each) before the worklists of long rows.
+// 1: hook's short rows (a thread each) before the worklists of long rows. On dblp-2010 (H100,
+// with link's CAS retries one level at a time, since dropped) hook took 25 us instead of 36; not
+// yet timed with the default link or on hub-heavy graphs (cnr-2000, R-MAT), so off for now.
 #ifndef CC_SMALL_FIRST
 #define CC_SMALL_FIRST 0
 #endif
-// 1: link's lanes of a warp that would join the same two roots leave it to one of them.
+// 1: link's lanes of a warp that would join the same two roots leave it to one of them. After
+// init up to 372 of dblp-2010's link edges meet one root, and neighbouring vertices (a warp's)
+// often share both roots: their CASes queued on one word. Link 65 -> 55 us there (H100).
 #ifndef CC_LINK_DEDUP
 #define CC_LINK_DEDUP 1
-#endif
-// 1: grid barriers without a serial step use common/grid_sync.cuh's one-word barrier (one atomic
-// per block) instead of the arrive/leave pair of the serial steps.
-#ifndef CC_FLIP_BARRIER
-#define CC_FLIP_BARRIER 0
 #endif
 // Row positions left to hook after the first links: a thread per vertex up to THREAD_DEGREE, a
 // warp up to WARP_DEGREE, a block beyond (ECL-CC's thresholds).
@@ -87,10 +76,8 @@
 #define CTL_GIANT 6         // root of the sampled giant tree (-1: no arcs)
 #define CTL_GIANT_RULE 7    // 1: the giant rule, 0: smaller neighbours only
 #define CTL_COUNT 8         // components
-#define CTL_FLIP 9          // CC_FLIP_BARRIER's word (grid_sync.cuh: needs no reset)
-#define CTL_WORDS 10
+#define CTL_WORDS 9
 
-#include "grid_sync.cuh"
 #include "components.cuh"  // union-find and block/grid cooperation (uses the macros above)
 
 // ---------------------------------------------------------------------------------------------
@@ -160,16 +147,6 @@ __device__ void link_phase(int n, int* nstat, int* note) {
             mine = mine && (threadIdx.x & 31) == __ffs(peers) - 1;
         }
         if (mine) hook_roots(vstat, ostat, nstat);
-    }
-}
-
-// Compress: every vertex points at its root (cached loads: a stale value read on the way is still
-// an ancestor, so every value written is one).
-__device__ void compress_pass(int n, int* nstat) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
-        const int root = representative((int)v, nstat);
-        if (nstat[v] != root) nstat[v] = root;
     }
 }
 
@@ -435,17 +412,7 @@ cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, in
         stamp_start(phase);
         switch (phase) {
             case PHASE_INIT: init_phase(indptr, indices, n, nstat, wl, label, ctl); break;
-            case PHASE_LINK:
-                if (CC_COMPRESS & 1) {
-                    compress_pass(n, nstat);
-                    grid_sync_cc(ctl, seen);
-                }
-                link_phase(n, nstat, label);
-                if (CC_COMPRESS & 2) {
-                    grid_sync_cc(ctl, seen);
-                    compress_pass(n, nstat);
-                }
-                break;
+            case PHASE_LINK: link_phase(n, nstat, label); break;
             case PHASE_HOOK: hook_phase(indptr, indices, n, nstat, wl, ctl); break;
             case PHASE_FLATTEN:
                 flatten_phase(n, tile, tiles, nstat, wl, tile_count, label, ctl);

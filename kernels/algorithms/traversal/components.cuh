@@ -1,6 +1,6 @@
 // Building blocks of components.cu (connected components): union-find and block/grid
-// cooperation. Included by components.cu after its macros (CC_THREADS, CC_RETRY_WALK, CTL_*,
-// FULL_MASK), which these use; not a stand-alone header.
+// cooperation. Included by components.cu after its macros (CC_THREADS, CTL_*, FULL_MASK), which
+// these use; not a stand-alone header.
 #pragma once
 
 // ---------------------------------------------------------------------------------------------
@@ -40,12 +40,12 @@ __device__ __forceinline__ void hook_roots(int& vstat, int ostat, int* nstat) {
             int ret;
             if (vstat < ostat) {
                 if ((ret = atomicCAS(&nstat[ostat], ostat, vstat)) != ostat) {
-                    ostat = CC_RETRY_WALK ? representative(ret, nstat) : ret;
+                    ostat = ret;
                     repeat = true;
                 }
             } else {
                 if ((ret = atomicCAS(&nstat[vstat], vstat, ostat)) != vstat) {
-                    vstat = CC_RETRY_WALK ? representative(ret, nstat) : ret;
+                    vstat = ret;
                     repeat = true;
                 } else {
                     vstat = ostat;
@@ -120,12 +120,8 @@ __device__ __forceinline__ void grid_leave(unsigned* ctl, bool last, unsigned se
 
 // A grid barrier with no serial step.
 __device__ __forceinline__ void grid_sync_cc(unsigned* ctl, unsigned& seen) {
-    if (CC_FLIP_BARRIER) {
-        grid_sync(&ctl[CTL_FLIP]);
-    } else {
-        const bool last = grid_arrive(ctl, seen);
-        grid_leave(ctl, last, seen);
-    }
+    const bool last = grid_arrive(ctl, seen);
+    grid_leave(ctl, last, seen);
 }
 
 __device__ __forceinline__ void grid_leave(unsigned* ctl, bool last, unsigned seen) {

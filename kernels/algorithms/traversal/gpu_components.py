@@ -34,7 +34,7 @@ CC_BLOCKS_PER_SM = 3
 CC_TILE = 512
 #: ``cc_run``'s control words (components.cu's CTL_*): the component count is CTL_COUNT.
 CTL_COUNT = 8
-CTL_WORDS = 10
+CTL_WORDS = 9
 #: Runs (device buffers) kept for the most recently used graphs that have an id.
 CACHED_RUNS = 2
 _runs: OrderedDict[str, DeviceComponents] = OrderedDict()
@@ -46,7 +46,8 @@ class DeviceComponents:
     Phases (:attr:`PHASES`, in order; components.cu says what each does):
 
     * ``init``: every vertex points at its first smaller neighbour; rows are sorted into tiers;
-    * ``link``: a second link per vertex;
+    * ``link``: a second link per vertex (lanes of a warp that would join the same two roots
+      leave it to one of them);
     * ``hook``: Afforest's sample of the giant tree, then the rest of the rows by tier (a thread,
       a warp or a block each), skipping what the giant tree already holds;
     * ``flatten``: every vertex points at its root, the smallest member of its component; roots

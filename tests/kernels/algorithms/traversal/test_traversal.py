@@ -312,15 +312,13 @@ def test_gpu_components_phase_by_phase() -> None:
     assert_same(expected, components_gpu(graph, ComponentsParams(), no_progress))
 
 
-#: components.cu settings (-D options) beside the defaults: each hooking order, compress pass and
-#: CAS retry rule must give the CPU's labels (bench/cc_variants.py times them).
+#: components.cu settings (-D options) beside the defaults: each link rule and hooking order must
+#: give the CPU's labels (bench/cc_variants.py times them).
 CC_SETTINGS = [
-    ("-DCC_RETRY_WALK=0", "-DCC_LINK_DEDUP=0"),
+    ("-DCC_LINK_DEDUP=0",),
     ("-DCC_SMALL_FIRST=1",),
-    ("-DCC_COMPRESS=1",),
-    ("-DCC_COMPRESS=3", "-DCC_SMALL_FIRST=1", "-DCC_FLIP_BARRIER=1"),
     ("-DCC_AFFOREST=0",),
-    ("-DGIANT_SHARE=1000000",),
+    ("-DGIANT_SHARE=1000000", "-DCC_SMALL_FIRST=1"),
 ]
 
 
