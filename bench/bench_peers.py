@@ -11,7 +11,8 @@ are the published ones), ``cnr-2000`` and ``rmat20/22/24`` (Graph500 R-MAT, edge
 a=.57 b=c=.19, seed 1, generated and normalised on the GPU). APSP: G(n, m) with average degree
 n / 16 and integer weights 1..99 (seed 1) at ``--sizes``. Cliques: k = 3..8 on ``--clique-graphs``.
 ``--skip`` takes section names (mis, cc, bfs, apsp, cliques) and graph names, to keep a device call
-short.
+short; ``--peers-bin DIR`` takes peer binaries built beforehand (``peers.build()`` elsewhere, same
+architecture: the device's compile of all of them is skipped).
 
 What is timed:
 
@@ -145,17 +146,21 @@ def table(rows: list[dict], title: str, header: str, notes: list[str]) -> str:
 
 
 class Peers:
-    """The peers' module (``.peers/peers.py``), built once; absent: every peer is None."""
+    """The peers' module (``.peers/peers.py``), built once (or its binaries taken from
+    ``prebuilt``); absent: every peer is None."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, prebuilt: Path | None = None) -> None:
         self.mod = None
         if (folder / "peers.py").is_file():
             sys.path.insert(0, str(folder))
             import peers
 
-            start = time.perf_counter()
-            peers.build()
-            print(f"peers built in {time.perf_counter() - start:.1f} s", flush=True)
+            if prebuilt is not None:
+                peers.BIN = str(prebuilt)
+            else:
+                start = time.perf_counter()
+                peers.build()
+                print(f"peers built in {time.perf_counter() - start:.1f} s", flush=True)
             self.mod = peers
         self.tmp = Path(tempfile.mkdtemp(prefix="bench-peers-"))
         self._egr: dict[str, str] = {}
@@ -316,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="names this run in the title")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--peers-dir", type=Path, default=ROOT / ".peers")
+    parser.add_argument("--peers-bin", type=Path, help="peer binaries built beforehand")
     parser.add_argument("--out", type=Path, help=TABLE_HELP)
     args = parser.parse_args(argv)
     if not gpu_available():
@@ -326,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = [s for s in SECTIONS if s not in skip]
     names = [g for g in args.graphs.split(",") if g and g not in skip]
     clique_graphs = [g for g in args.clique_graphs.split(",") if g and g not in skip]
-    peers = Peers(args.peers_dir)
+    peers = Peers(args.peers_dir, args.peers_bin)
     if "cliques" in sections and clique_graphs:
         from graphgpu.workers.__main__ import warm_up
 

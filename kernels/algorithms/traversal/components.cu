@@ -19,16 +19,43 @@
 #endif
 #define FULL_MASK 0xffffffffu
 
+#ifndef CC_THREADS  // -D overrides: bench/cc_variants.py compares settings
 #define CC_THREADS 512     // = gpu_components.CC_THREADS
+#endif
+#ifndef CC_MIN_BLOCKS
 #define CC_MIN_BLOCKS 3    // = gpu_components.CC_BLOCKS_PER_SM: resident blocks per multiprocessor
+#endif
+// 1: Afforest's second link and giant-tree sample (below); 0: ECL-CC's order alone (init, then
+// every smaller neighbour hooked), one grid barrier and the serial sample fewer.
+#ifndef CC_AFFOREST
+#define CC_AFFOREST 1
+#endif
+// 1: hook's short rows (a thread each) before the worklists of long rows. On dblp-2010 (H100,
+// with link's CAS retries one level at a time, since dropped) hook took 25 us instead of 36; not
+// yet timed with the default link or on hub-heavy graphs (cnr-2000, R-MAT), so off for now.
+#ifndef CC_SMALL_FIRST
+#define CC_SMALL_FIRST 0
+#endif
+// 1: link's lanes of a warp that would join the same two roots leave it to one of them. After
+// init up to 372 of dblp-2010's link edges meet one root, and neighbouring vertices (a warp's)
+// often share both roots: their CASes queued on one word. Link 65 -> 55 us there (H100).
+#ifndef CC_LINK_DEDUP
+#define CC_LINK_DEDUP 1
+#endif
 // Row positions left to hook after the first links: a thread per vertex up to THREAD_DEGREE, a
 // warp up to WARP_DEGREE, a block beyond (ECL-CC's thresholds).
+#ifndef THREAD_DEGREE
 #define THREAD_DEGREE 16
+#endif
+#ifndef WARP_DEGREE
 #define WARP_DEGREE 352
+#endif
 // Arcs sampled to find the giant tree, and the share of them (1 / GIANT_SHARE) it must hold for
 // the giant rule to pay: otherwise every vertex hooks its smaller neighbours, as in ECL-CC.
 #define SAMPLES 256
+#ifndef GIANT_SHARE
 #define GIANT_SHARE 3
+#endif
 
 // Phases, in order (= gpu_components.DeviceComponents.PHASES); a launch runs first..last.
 #define PHASE_INIT 0     // parent := first smaller neighbour; tier worklists; second link noted
@@ -51,146 +78,7 @@
 #define CTL_COUNT 8         // components
 #define CTL_WORDS 9
 
-// ---------------------------------------------------------------------------------------------
-// Union-find
-// ---------------------------------------------------------------------------------------------
-
-// Root of idx's tree, with intermediate pointer jumping (each visited node skips one level). The
-// races with other threads are benign: every value written is an ancestor of the node written.
-// Plain (L1-cached) loads, as ECL-CC's: a stale value is still an ancestor, and hook's CAS reads
-// the current one before it links anything. On a long init chain each step through L2 instead
-// (volatile) cost a whole latency: the link phase took 0.27 ms on dblp-2010. Flatten, where the
-// walk must end at the current root, reads through L2 (flatten_phase).
-__device__ __forceinline__ int representative(int idx, int* __restrict__ nstat) {
-    int curr = nstat[idx];
-    if (curr != idx) {
-        int next;
-        int prev = idx;
-        while (curr > (next = nstat[curr])) {
-            nstat[prev] = next;
-            prev = curr;
-            curr = next;
-        }
-    }
-    return curr;
-}
-
-// Link the trees of v and its neighbour u: hook the larger root under the smaller with a CAS,
-// retrying from the root that won if another thread moved it first. vstat (an ancestor of v,
-// its root when the call starts) is carried from one neighbour to the next, as in ECL-CC, and
-// moves to ostat once v's root is hooked under it: a stale vstat would cost the next neighbour a
-// failed CAS. Every value vstat takes is an ancestor of v.
-__device__ __forceinline__ void hook(int& vstat, int u, int* nstat) {
-    int ostat = representative(u, nstat);
-    bool repeat;
-    do {
-        repeat = false;
-        if (vstat != ostat) {
-            int ret;
-            if (vstat < ostat) {
-                if ((ret = atomicCAS(&nstat[ostat], ostat, vstat)) != ostat) {
-                    ostat = ret;
-                    repeat = true;
-                }
-            } else {
-                if ((ret = atomicCAS(&nstat[vstat], vstat, ostat)) != vstat) {
-                    vstat = ret;
-                    repeat = true;
-                } else {
-                    vstat = ostat;
-                }
-            }
-        }
-    } while (repeat);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Block and grid cooperation
-// ---------------------------------------------------------------------------------------------
-
-// Whether p holds in any thread of the group: a warp (BLOCK false) or the block. Every thread of
-// the group must call it.
-template <bool BLOCK>
-__device__ __forceinline__ bool group_any(bool p) {
-    return BLOCK ? __syncthreads_or(p) : __any_sync(FULL_MASK, p);
-}
-
-// Inclusive scan of one value per lane across the warp.
-__device__ __forceinline__ int warp_inclusive_scan(int value) {
-    const int lane = threadIdx.x & 31;
-    for (int d = 1; d < 32; d <<= 1) {
-        const int other = __shfl_up_sync(FULL_MASK, value, d);
-        if (lane >= d) value += other;
-    }
-    return value;
-}
-
-// Exclusive prefix sum of one value per thread across the block, and the block's total. Every
-// thread of the block must call it.
-__device__ __forceinline__ int block_exclusive_sum(int value, int& total) {
-    __shared__ int warp_sum[CC_THREADS / 32];
-    const int warp = threadIdx.x >> 5;
-    const int inclusive = warp_inclusive_scan(value);
-    if ((threadIdx.x & 31) == 31) warp_sum[warp] = inclusive;
-    __syncthreads();
-    int before = inclusive - value;
-    total = 0;
-    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
-        const int s = warp_sum[w];
-        if (w < warp) before += s;
-        total += s;
-    }
-    __syncthreads();  // warp_sum is reused by the next call
-    return before;
-}
-
-// Grid-wide barrier of the persistent launch (every block resident: the host launches at most
-// CC_MIN_BLOCKS blocks per multiprocessor, which __launch_bounds__ guarantees room for). Split in
-// two so that the last block to arrive can do a serial step while the others wait:
-// `if (grid_arrive(ctl, seen)) step(); grid_leave(ctl, last, seen);`.
-__device__ __forceinline__ bool grid_arrive(unsigned* ctl, unsigned& seen) {
-    __shared__ bool last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        seen = *(volatile unsigned*)&ctl[CTL_GENERATION];
-        __threadfence();
-        last = atomicAdd(&ctl[CTL_ARRIVED], 1u) == gridDim.x - 1;
-        if (last) __threadfence();  // the serial step reads what the other blocks wrote
-    }
-    __syncthreads();
-    return last;
-}
-
-__device__ __forceinline__ void grid_leave(unsigned* ctl, bool last, unsigned seen) {
-    __syncthreads();  // the serial step's writes, whichever thread made them
-    if (threadIdx.x == 0) {
-        if (last) {
-            atomicExch(&ctl[CTL_ARRIVED], 0u);
-            __threadfence();
-            atomicAdd(&ctl[CTL_GENERATION], 1u);
-        } else {
-            while (*(volatile unsigned*)&ctl[CTL_GENERATION] == seen) __nanosleep(32);
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
-
-// Claims one worklist slot for each lane with `take` set, with one atomic per warp; from the
-// front (wl[k]) or the back (wl[n - 1 - k]). Every lane of the warp must call it.
-__device__ __forceinline__ void push_tier(bool take, int v, unsigned* counter, bool back, int n,
-                                          int* wl) {
-    const unsigned mask = __ballot_sync(FULL_MASK, take);
-    if (!mask) return;
-    const int lane = threadIdx.x & 31;
-    int base = 0;
-    if (lane == 0) base = (int)atomicAdd(counter, (unsigned)__popc(mask));
-    base = __shfl_sync(FULL_MASK, base, 0);
-    if (take) {
-        const int k = base + __popc(mask & ((1u << lane) - 1));
-        wl[back ? n - 1 - k : k] = v;
-    }
-}
+#include "components.cuh"  // union-find and block/grid cooperation (uses the macros above)
 
 // ---------------------------------------------------------------------------------------------
 // Phases
@@ -203,7 +91,7 @@ __device__ __forceinline__ void push_tier(bool take, int v, unsigned* counter, b
 __device__ __forceinline__ int row_start(int v, const int* __restrict__ indices, long long begin,
                                          long long deg) {
     if (deg == 0 || indices[begin] > v) return 0;
-    return deg > 1 && indices[begin + 1] < v ? 2 : 1;
+    return CC_AFFOREST && deg > 1 && indices[begin + 1] < v ? 2 : 1;
 }
 
 // Init: parent := the first (smallest) neighbour when smaller; the second, when smaller too, is
@@ -225,7 +113,7 @@ __device__ void init_phase(const long long* __restrict__ indptr,
             const int second = start == 2 ? indices[begin + 1] : -1;
             rest = deg - start;
             nstat[v] = parent;
-            note[v] = second;
+            note[v] = CC_AFFOREST ? second : 0;  // 0: what link leaves for the size counts
         }
         push_tier(rest > THREAD_DEGREE && rest <= WARP_DEGREE, v, &ctl[CTL_MEDIUM], false, n, wl);
         push_tier(rest > WARP_DEGREE, v, &ctl[CTL_HEAVY], true, n, wl);
@@ -233,16 +121,32 @@ __device__ void init_phase(const long long* __restrict__ indptr,
 }
 
 // Link: every vertex hooks the smaller neighbour noted in init. note[] is zeroed for the size
-// counts.
+// counts. With CC_LINK_DEDUP, lanes of a warp whose two roots are the same pair leave the hook to
+// the lowest of them: its hook joins those two trees, which hold the others' vertices too.
 __device__ void link_phase(int n, int* nstat, int* note) {
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
-        const int u = note[v];
-        note[v] = 0;
-        if (u >= 0) {
-            int vstat = representative((int)v, nstat);
-            hook(vstat, u, nstat);
+    // Block-uniform loop bound: the whole warp takes part in the match.
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += stride) {
+        const int v = (int)(base + threadIdx.x);
+        int u = -1;
+        if (v < n) {
+            u = note[v];
+            note[v] = 0;
         }
+        int vstat = 0, ostat = 0;
+        if (u >= 0) {
+            vstat = representative(v, nstat);
+            ostat = representative(u, nstat);
+        }
+        bool mine = u >= 0 && vstat != ostat;
+        if (CC_LINK_DEDUP) {
+            const unsigned long long key =
+                mine ? ((unsigned long long)min(vstat, ostat) << 32) | (unsigned)max(vstat, ostat)
+                     : ~0ull;
+            const unsigned peers = __match_any_sync(FULL_MASK, key);
+            mine = mine && (threadIdx.x & 31) == __ffs(peers) - 1;
+        }
+        if (mine) hook_roots(vstat, ostat, nstat);
     }
 }
 
@@ -304,8 +208,32 @@ __device__ __forceinline__ void hook_row(int v, long long from, long long end, i
     }
 }
 
+// Hook's short rows (at most THREAD_DEGREE positions left), a thread each.
+__device__ __forceinline__ void hook_short_rows(const long long* __restrict__ indptr,
+                                                const int* __restrict__ indices, int n,
+                                                int* nstat, bool giant_rule, int giant) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride) {
+        const int v = (int)t;
+        const long long begin = indptr[v], end = indptr[v + 1];
+        const long long from = begin + row_start(v, indices, begin, end - begin);
+        if (from >= end || end - from > THREAD_DEGREE) continue;
+        if (giant_rule) {
+            int vstat = representative(v, nstat);
+            for (long long j = from; j < end && vstat != giant; ++j) hook(vstat, indices[j], nstat);
+        } else if (indices[from] < v) {  // else no smaller neighbour is left (sorted row)
+            int vstat = representative(v, nstat);
+            for (long long j = from; j < end; ++j) {
+                const int u = indices[j];
+                if (u > v) break;  // sorted row: no smaller neighbours after this
+                hook(vstat, u, nstat);
+            }
+        }
+    }
+}
+
 // Hook: the rest of every row, longest rows first (a block each, then a warp each, both taking
-// vertices as they free up), then the short rows, a thread each.
+// vertices as they free up), then the short rows, a thread each (CC_SMALL_FIRST: those first).
 __device__ void hook_phase(const long long* __restrict__ indptr, const int* __restrict__ indices,
                            int n, int* nstat, const int* wl, unsigned* ctl) {
     __shared__ int block_vertex;
@@ -313,6 +241,7 @@ __device__ void hook_phase(const long long* __restrict__ indptr, const int* __re
     const bool giant_rule = __ldcg(&ctl[CTL_GIANT_RULE]) != 0;
     const unsigned heavy = __ldcg(&ctl[CTL_HEAVY]);
     const unsigned medium = __ldcg(&ctl[CTL_MEDIUM]);
+    if (CC_SMALL_FIRST) hook_short_rows(indptr, indices, n, nstat, giant_rule, giant);
     while (true) {
         if (threadIdx.x == 0) {
             const unsigned k = atomicAdd(&ctl[CTL_HEAVY_TAKEN], 1u);
@@ -339,24 +268,7 @@ __device__ void hook_phase(const long long* __restrict__ indptr, const int* __re
         hook_row<false>(v, begin + row_start(v, indices, begin, end - begin), end, lane, 32,
                         indices, nstat, giant_rule, giant);
     }
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride) {
-        const int v = (int)t;
-        const long long begin = indptr[v], end = indptr[v + 1];
-        const long long from = begin + row_start(v, indices, begin, end - begin);
-        if (from >= end || end - from > THREAD_DEGREE) continue;
-        if (giant_rule) {
-            int vstat = representative(v, nstat);
-            for (long long j = from; j < end && vstat != giant; ++j) hook(vstat, indices[j], nstat);
-        } else if (from == begin + 2 && indices[from] < v) {
-            int vstat = representative(v, nstat);
-            for (long long j = from; j < end; ++j) {
-                const int u = indices[j];
-                if (u > v) break;  // sorted row: no smaller neighbours after this
-                hook(vstat, u, nstat);
-            }
-        }
-    }
+    if (!CC_SMALL_FIRST) hook_short_rows(indptr, indices, n, nstat, giant_rule, giant);
 }
 
 // Flatten: every vertex points at its root (no hooks are left, so the walks end at roots); the
@@ -447,6 +359,29 @@ __device__ void label_phase(int n, int tile, const int* nstat, const int* rank,
     }
 }
 
+#ifdef CC_STAMPS
+// Profiling only (bench/cc_variants.py): per phase, %globaltimer (ns) when block 0 starts it and
+// when the last block ends it; the host zeroes them before a run.
+extern "C" {
+__device__ unsigned long long cc_stamps[16];
+}
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void stamp_start(int phase) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) cc_stamps[2 * phase] = global_ns();
+}
+__device__ __forceinline__ void stamp_end(int phase) {
+    __syncthreads();
+    if (threadIdx.x == 0) atomicMax(&cc_stamps[2 * phase + 1], global_ns());
+}
+#else
+__device__ __forceinline__ void stamp_start(int) {}
+__device__ __forceinline__ void stamp_end(int) {}
+#endif
+
 // The run, phases first..last (PHASE_*). scratch: nstat[n] | worklist, then root ranks [n] |
 // second links, then size counts, then labels [n] | tile counts, then offsets [tiles] | ctl.
 // host_count: see scan_tiles. A launch must not exceed CC_MIN_BLOCKS blocks per multiprocessor
@@ -462,7 +397,9 @@ cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, in
     unsigned* ctl = (unsigned*)(tile_count + tiles);
     unsigned seen = 0;
     for (int phase = first; phase <= last; ++phase) {
-        if (phase == PHASE_HOOK || phase == PHASE_LABEL) {  // with a serial step
+        if (!CC_AFFOREST && phase == PHASE_LINK) continue;  // init left note[] zeroed
+        const bool serial = phase == PHASE_LABEL || (CC_AFFOREST && phase == PHASE_HOOK);
+        if (serial) {
             const bool last_block = grid_arrive(ctl, seen);
             if (last_block) {
                 if (phase == PHASE_HOOK) sample_giant(indices, arcs, nstat, ctl);
@@ -470,9 +407,9 @@ cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, in
             }
             grid_leave(ctl, last_block, seen);
         } else if (phase > first) {
-            const bool last_block = grid_arrive(ctl, seen);
-            grid_leave(ctl, last_block, seen);
+            grid_sync_cc(ctl, seen);
         }
+        stamp_start(phase);
         switch (phase) {
             case PHASE_INIT: init_phase(indptr, indices, n, nstat, wl, label, ctl); break;
             case PHASE_LINK: link_phase(n, nstat, label); break;
@@ -482,5 +419,6 @@ cc_run(const long long* __restrict__ indptr, const int* __restrict__ indices, in
                 break;
             default: label_phase(n, tile, nstat, wl, tile_count, label, sizes); break;
         }
+        stamp_end(phase);
     }
 }

@@ -46,7 +46,8 @@ class DeviceComponents:
     Phases (:attr:`PHASES`, in order; components.cu says what each does):
 
     * ``init``: every vertex points at its first smaller neighbour; rows are sorted into tiers;
-    * ``link``: a second link per vertex;
+    * ``link``: a second link per vertex (lanes of a warp that would join the same two roots
+      leave it to one of them);
     * ``hook``: Afforest's sample of the giant tree, then the rest of the rows by tier (a thread,
       a warp or a block each), skipping what the giant tree already holds;
     * ``flatten``: every vertex points at its root, the smallest member of its component; roots
@@ -63,11 +64,17 @@ class DeviceComponents:
     ----------
     dg : DeviceGraph
         The graph (or a pruned core) on the device.
+    threads, blocks_per_sm : int
+        Block width and resident blocks per multiprocessor: components.cu's CC_THREADS and
+        CC_MIN_BLOCKS, passed to it as ``-D`` options when they differ from the defaults.
+    options : tuple of str
+        Further ``-D`` options of components.cu (bench/cc_variants.py compares settings).
     """
 
     PHASES = ("init", "link", "hook", "flatten", "label")
 
-    def __init__(self, dg: DeviceGraph) -> None:
+    def __init__(self, dg: DeviceGraph, threads: int = CC_THREADS,
+                 blocks_per_sm: int = CC_BLOCKS_PER_SM, options: tuple[str, ...] = ()) -> None:
         cp = cupy()
         n = dg.n
         self.dg = dg
@@ -84,10 +91,14 @@ class DeviceComponents:
         self.pinned = cp.cuda.alloc_pinned_memory(4)
         self.count = np.frombuffer(self.pinned, dtype=np.uint32, count=1)
         self.count[0] = 0
-        self.kernel = kernels(CC_SOURCE, ("cc_run",))["cc_run"]
+        if (threads, blocks_per_sm) != (CC_THREADS, CC_BLOCKS_PER_SM):
+            options = (f"-DCC_THREADS={threads}", f"-DCC_MIN_BLOCKS={blocks_per_sm}", *options)
+        self.options = options
+        self.threads = threads
+        self.kernel = kernels(CC_SOURCE, ("cc_run",), options)["cc_run"]
         # Blocks that fit on a multiprocessor at once: the grid barriers need them all resident.
-        per_sm = resident_blocks(self.kernel, CC_THREADS, CC_BLOCKS_PER_SM)
-        self.grid = (max(1, min(per_sm * sm_count(), -(-n // CC_THREADS))),)
+        per_sm = resident_blocks(self.kernel, threads, blocks_per_sm)
+        self.grid = (max(1, min(per_sm * sm_count(), -(-n // threads))),)
         self.replays = Replays()
         self.sizes, self.sizes_count = self.component_size[:0], 0
 
@@ -96,7 +107,7 @@ class DeviceComponents:
         replayed as a CUDA graph from its second time on (CuPy's launch of the arguments took
         longer than a small graph's whole run)."""
         dg = self.dg
-        self.replays.launch((first, last), lambda: self.kernel(self.grid, (CC_THREADS,), (
+        self.replays.launch((first, last), lambda: self.kernel(self.grid, (self.threads,), (
             dg.indptr, dg.indices, np.int32(dg.n), np.int64(dg.indices.shape[0]),
             np.int32(CC_TILE), np.int32(self.tiles), self.scratch, self.component_size,
             np.int32(first), np.int32(last), np.uint64(self.pinned.ptr))))

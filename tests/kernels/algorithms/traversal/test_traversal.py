@@ -312,6 +312,35 @@ def test_gpu_components_phase_by_phase() -> None:
     assert_same(expected, components_gpu(graph, ComponentsParams(), no_progress))
 
 
+#: components.cu settings (-D options) beside the defaults: each link rule and hooking order must
+#: give the CPU's labels (bench/cc_variants.py times them).
+CC_SETTINGS = [
+    ("-DCC_LINK_DEDUP=0",),
+    ("-DCC_SMALL_FIRST=1",),
+    ("-DCC_AFFOREST=0",),
+    ("-DGIANT_SHARE=1000000", "-DCC_SMALL_FIRST=1"),
+]
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("options", CC_SETTINGS, ids=" ".join)
+def test_gpu_components_settings(options: tuple[str, ...], gpu_graphs: dict[str, Graph]) -> None:
+    """Every setting gives the CPU's labels and sizes, twice in a row on the same buffers."""
+    import cupy as cp
+
+    from graphgpu.kernels.core.device import on_device
+
+    for graph in (gpu_graphs["sparse_random"], gpu_graphs["rmat16"], gpu_graphs["hubs"],
+                  gpu_graphs["late_hubs"]):
+        expected = components_cpu(graph, ComponentsParams(), no_progress)
+        run = DeviceComponents(on_device(graph), options=options)
+        for _ in range(2):
+            label, sizes = run.run()
+            np.testing.assert_array_equal(cp.asnumpy(label), expected.node_values["label"])
+            np.testing.assert_array_equal(cp.asnumpy(sizes), expected.arrays["sizes"])
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_progress_and_cancel(gpu_graphs: dict[str, Graph],
