@@ -61,7 +61,12 @@ def device_triangles(graph: Graph) -> Any:
     for name, threads, slots, chosen in (("triangles_blocks4", 128, SMALL_SLOTS, small),
                                          ("triangles_blocks8", 256, LARGE_SLOTS,
                                           outdeg > SMALL_OUT)):
+        # Pivots by degree, the longest rows first: blocks running together then walk rows of
+        # like lengths (partners in id order) at like rates, so they read the same partners'
+        # lists about together, while these are in L2, and no long row starts last. rmat22
+        # (H100): device_triangles 55.1 -> 49.5 ms (pivots in id order before).
         pivots = cp.flatnonzero(chosen)
+        pivots = pivots[cp.argsort(-deg[pivots])]
         if pivots.size:
             k[name]((int(pivots.size),), (threads,), (*common, pivots, cp.int32(slots), count),
                     shared_mem=8 * slots)
