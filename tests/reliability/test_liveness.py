@@ -79,8 +79,9 @@ def test_cancel_stops_a_kernel_that_never_polls(make_stack) -> None:
 
 def test_time_limit_stops_a_deaf_kernel_and_serve_restarts_the_worker(
         redis_url: str, tmp_path: Path) -> None:
+    # warm-up on: the bfs after the restart must not load its kernels inside the 2 s limit
     stack = Stack(redis_url, tmp_path / "data", max_job_seconds="2",
-                  extra_algorithm_modules=PLUGINS)
+                  extra_algorithm_modules=PLUGINS, worker_warm_up="true")
     with supervised(stack) as (serve, up):
         first = wait_until(up, timeout=240)[0]
         graph = stack.upload(PATH_WITH_TAIL)["id"]
