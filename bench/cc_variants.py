@@ -41,7 +41,7 @@ from graphgpu.kernels.algorithms.traversal.gpu_components import (  # noqa: E402
     CC_THREADS,
     DeviceComponents,
 )
-from graphgpu.kernels.core.cuda import _compiled, current_device  # noqa: E402
+from graphgpu.kernels.core.cuda import module  # noqa: E402
 from graphgpu.kernels.core.device import device_name, on_device  # noqa: E402
 
 BASE = f"{CC_THREADS},{CC_BLOCKS_PER_SM}"
@@ -96,8 +96,7 @@ def phase_us(run: DeviceComponents, repeat: int) -> dict[str, float]:
     """Median phase spans and the barrier time between them, from ``cc_stamps`` (us)."""
     import cupy as cp
 
-    module = _compiled(CC_SOURCE, run.options, current_device())
-    stamps = cp.ndarray((16,), cp.uint64, module.get_global("cc_stamps"))
+    stamps = cp.ndarray((16,), cp.uint64, module(CC_SOURCE, run.options).get_global("cc_stamps"))
     samples: dict[str, list[float]] = {}
     for _ in range(repeat):
         stamps.fill(0)

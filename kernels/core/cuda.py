@@ -75,6 +75,13 @@ def kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...] = ())
     return _kernels(Path(source), tuple(names), tuple(options), current_device())
 
 
+def module(source: Path, options: tuple[str, ...] = ()) -> Any:
+    """The compiled module of ``source`` with ``options`` on the current device (the one that
+    :func:`kernels` takes its kernels from): for its ``__device__`` globals
+    (``get_global``), e.g. a benchmark's timestamps."""
+    return _compiled(Path(source), tuple(options), current_device())
+
+
 @cache
 def _kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...],
              device_id: int) -> dict[str, Any]:
