@@ -31,7 +31,7 @@ from graphgpu.kernels.algorithms.counting.cliques import (
 )
 from graphgpu.kernels.algorithms.counting.esu import connected_walks, esu_scratch
 from graphgpu.kernels.algorithms.counting.params import CountParams, IndependentParams
-from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph, simple_graph
 from graphgpu.kernels.core.registry import Backend, Estimate, no_progress
 
 #: Search nodes per second (estimates), measured on the H100 machine (bench/results/counting.md).
@@ -187,7 +187,7 @@ def warm_up_cliques(backend: Backend) -> None:
     """
     src, dst = np.triu_indices(12, 1)
     ring = np.arange(12, 12 + WARM_UP_RING)
-    graph, _ = build_graph(np.concatenate([src, ring]), np.concatenate([dst, np.roll(ring, 1)]))
+    graph = simple_graph(np.concatenate([src, ring]), np.concatenate([dst, np.roll(ring, 1)]))
     run = gpu.cliques_gpu if backend == "gpu" else cpu.cliques_cpu
     for k in range(3, 4 + gpu.CLIQUE_DEPTH):
         for k_max in (False, True):

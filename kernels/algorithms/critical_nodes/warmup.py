@@ -20,7 +20,7 @@ from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover, greedy_c
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import patience_for
-from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph, simple_graph
 from graphgpu.kernels.core.registry import Backend, no_progress
 
 #: Nodes deleted in the warm-up runs (a few, so that blocks and restores have choices).
@@ -39,7 +39,7 @@ def warm_up_graph() -> Graph:
         dst += list(np.roll(nodes, 1))
     src += [7, 15, 0, 0, 30, 30]
     dst += [8, 16, 24, 25, 24, 26]
-    return build_graph(np.array(src), np.array(dst))[0]
+    return simple_graph(np.array(src), np.array(dst))
 
 
 def warm_up(backend: Backend) -> None:

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from graphgpu.kernels.algorithms.mis import cpu, driver, gpu
-from graphgpu.kernels.core.graph import Graph, build_graph
+from graphgpu.kernels.core.graph import Graph, simple_graph
 from graphgpu.kernels.core.registry import Backend, no_progress
 
 #: Iterations of the capped ``iterated`` runs: the second starts from a restored best.
@@ -29,7 +29,7 @@ def warm_up_graph() -> Graph:
     pendants = np.arange(0, 32, 4)
     src = np.concatenate([ring, pendants, [40, 41, 42]])
     dst = np.concatenate([np.roll(ring, 1), pendants + 100, [41, 42, 40]])
-    return build_graph(src, dst, extra_nodes=np.array([500]))[0]
+    return simple_graph(src, dst, extra_nodes=np.array([500]))
 
 
 def warm_up(backend: Backend) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded, UnknownName
-from graphgpu.kernels.core.graph import build_graph, content_id
+from graphgpu.kernels.core.graph import build_graph, content_id, simple_graph
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
 
@@ -116,3 +116,25 @@ def test_content_id_is_the_same_in_pieces_on_any_number_of_threads(
     a, _ = build_graph(np.array([0, 1]), np.array([1, 2]))
     b, _ = build_graph(np.array([0, 1, 2]), np.array([1, 2, 3]))
     assert content_id(a) != content_id(b)
+
+
+def test_simple_graph_is_what_build_graph_gives() -> None:
+    """Warm-up graphs skip the compiled CSR builder: the same graph all the same (sparse ids,
+    loops, duplicates, both directions of an edge, extra nodes; a generator's graph)."""
+    from graphgpu.kernels.generators import generate, generate_graph
+
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 40, 300) * 7, rng.integers(0, 40, 300) * 7
+    src[:5] = dst[:5] = 1000  # a node with a loop only
+    extra = np.array([3, 500, 14])
+    params = {"scale": 8, "edge_factor": 8, "seed": 2}
+    edges = generate("rmat", params, "cpu")
+    cases = ((simple_graph(src, dst, extra), build_graph(src, dst, extra_nodes=extra)[0]),
+             (simple_graph(src, dst), build_graph(src, dst)[0]),
+             (simple_graph(edges.src, edges.dst, np.arange(edges.num_nodes)),
+              generate_graph("rmat", params, "cpu")[0]))
+    for built, want in cases:
+        for name in ("indptr", "indices", "node_ids"):
+            a, b = getattr(built, name), getattr(want, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert built.weights is None and not built.directed
