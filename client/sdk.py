@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import time
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -37,6 +38,11 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 #: GETs answered 429 are retried this many times, when the service asks to wait at most this long.
 _RATE_LIMIT_RETRIES = 3
 _RATE_LIMIT_MAX_WAIT = 10.0
+#: Bytes handed to httpx at a time when an upload body is sent. httpcore sends a write with
+#: ``socket.send`` and re-slices the unsent rest (``bytes[n:]``, a copy) until it is gone, so a
+#: 100 MB body given whole was copied about twenty times over (4-5 s on the 2-core VM, against
+#: 0.5-1 s for the socket alone); pieces of this size are sent in a few calls each.
+UPLOAD_CHUNK = 1 << 20
 
 
 def default_url() -> str:
@@ -47,6 +53,18 @@ def default_url() -> str:
 def default_api_key() -> str | None:
     """The API key: ``$GRAPHGPU_API_KEY`` if set, else None (a service in open mode)."""
     return os.environ.get("GRAPHGPU_API_KEY") or None
+
+
+def _pieces(view: memoryview) -> Iterator[memoryview]:
+    """``view`` in :data:`UPLOAD_CHUNK` pieces, none copied here."""
+    for start in range(0, view.nbytes, UPLOAD_CHUNK):
+        yield view[start:start + UPLOAD_CHUNK]
+
+
+def _file_pieces(fh: IO[bytes]) -> Iterator[bytes]:
+    """A binary file read in :data:`UPLOAD_CHUNK` pieces (httpx would read 64 KiB at a time)."""
+    while piece := fh.read(UPLOAD_CHUNK):
+        yield piece
 
 
 class Client:
@@ -112,16 +130,18 @@ class Client:
                   **({"directed": "true"} if directed else {})}
         headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, bytes | bytearray | memoryview):
-            return self._post_graph(bytes(data), params, headers)
+            view = memoryview(data).cast("B")
+            headers["Content-Length"] = str(view.nbytes)
+            return self._post_graph(_pieces(view), params, headers)
         if isinstance(data, str | os.PathLike):
             path = Path(data)
             params.setdefault("name", path.name)
             with path.open("rb") as fh:
                 # A declared length lets the service refuse an oversized file before reading it.
                 headers["Content-Length"] = str(os.fstat(fh.fileno()).st_size)
-                return self._post_graph(fh, params, headers)
-        if hasattr(data, "read"):
-            return self._post_graph(data, params, headers)
+                return self._post_graph(_file_pieces(fh), params, headers)
+        if hasattr(data, "read"):  # length unknown: sent chunked
+            return self._post_graph(_file_pieces(data), params, headers)
         raise TypeError(f"upload() takes a path, bytes or a binary file, not {type(data)}")
 
     def _post_graph(self, content: Any, params: dict[str, str],
