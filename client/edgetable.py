@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import itertools
 import json
 import math
@@ -27,6 +26,7 @@ from typing import IO, Any
 import numpy as np
 
 from graphgpu.client.edgetext import id_column
+from graphgpu.client.npzbody import npz_pieces
 
 #: Column names taken as a header row when they appear in the first line.
 HEADER_WORDS = frozenset({"source", "target", "src", "dst", "from", "to", "u", "v", "weight",
@@ -231,10 +231,9 @@ def edge_columns(src: Any, dst: Any, weights: Any = None,
 
 
 def npz_body(columns: dict[str, np.ndarray]) -> bytes:
-    """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``)."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **columns)
-    return buffer.getvalue()
+    """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``).
+    The SDK sends :func:`graphgpu.client.npzbody.npz_pieces` instead, never joined."""
+    return b"".join(npz_pieces(columns))
 
 
 def networkx_columns(G: Any) -> dict[str, np.ndarray] | None:  # noqa: N803

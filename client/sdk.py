@@ -31,6 +31,7 @@ from graphgpu.client.errors import (
     unreachable,
 )
 from graphgpu.client.models import Graph, Job, Result
+from graphgpu.client.npzbody import npz_pieces
 
 __all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
 
@@ -55,10 +56,17 @@ def default_api_key() -> str | None:
     return os.environ.get("GRAPHGPU_API_KEY") or None
 
 
-def _pieces(view: memoryview) -> Iterator[memoryview]:
-    """``view`` in :data:`UPLOAD_CHUNK` pieces, none copied here."""
-    for start in range(0, view.nbytes, UPLOAD_CHUNK):
-        yield view[start:start + UPLOAD_CHUNK]
+def _params(format: str, name: str | None, directed: bool) -> dict[str, str]:
+    """The query of an upload."""
+    return {"format": format, **({"name": name} if name else {}),
+            **({"directed": "true"} if directed else {})}
+
+
+def _slices(views: list[memoryview]) -> Iterator[memoryview]:
+    """The buffers in :data:`UPLOAD_CHUNK` slices, none copied here."""
+    for view in views:
+        for start in range(0, view.nbytes, UPLOAD_CHUNK):
+            yield view[start:start + UPLOAD_CHUNK]
 
 
 def _file_pieces(fh: IO[bytes]) -> Iterator[bytes]:
@@ -119,20 +127,18 @@ class Client:
             A path is streamed from disk (never read whole into memory); its file name is the
             default ``name``.
         format : str
-            ``auto``, ``edgelist``, ``metis``, ``mtx``, ``cnp`` or ``json``.
+            ``auto``, ``edgelist``, ``metis``, ``mtx``, ``cnp``, ``json``, ``npz`` or
+            ``parquet``.
         name : str, optional
             A label for the graph.
         directed : bool
             Keep edge directions (``u v`` is the arc u -> v) for edgelist, json and MTX
             ``general``; other formats are stored undirected (the graph's ``directed`` says).
         """
-        params = {"format": format, **({"name": name} if name else {}),
-                  **({"directed": "true"} if directed else {})}
+        params = _params(format, name, directed)
         headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, bytes | bytearray | memoryview):
-            view = memoryview(data).cast("B")
-            headers["Content-Length"] = str(view.nbytes)
-            return self._post_graph(_pieces(view), params, headers)
+            return self._post_pieces([data], params, headers)
         if isinstance(data, str | os.PathLike):
             path = Path(data)
             params.setdefault("name", path.name)
@@ -143,6 +149,19 @@ class Client:
         if hasattr(data, "read"):  # length unknown: sent chunked
             return self._post_graph(_file_pieces(data), params, headers)
         raise TypeError(f"upload() takes a path, bytes or a binary file, not {type(data)}")
+
+    def _post_pieces(self, pieces: list[Any], params: dict[str, str],
+                     headers: dict[str, str]) -> Graph:
+        """POST the concatenation of ``pieces`` (buffers) as the body, never joined here."""
+        views = [memoryview(piece).cast("B") for piece in pieces]
+        headers["Content-Length"] = str(sum(view.nbytes for view in views))
+        return self._post_graph(_slices(views), params, headers)
+
+    def _upload_columns(self, columns: dict[str, np.ndarray], name: str | None,
+                        directed: bool) -> Graph:
+        """Upload edge arrays as an uncompressed ``.npz`` sent from their own memory."""
+        return self._post_pieces(npz_pieces(columns), _params("npz", name, directed),
+                                 {"Content-Type": "application/octet-stream"})
 
     def _post_graph(self, content: Any, params: dict[str, str],
                     headers: dict[str, str]) -> Graph:
@@ -178,8 +197,7 @@ class Client:
         """
         columns = edgetable.networkx_columns(G)
         if columns is not None:
-            return self.upload(edgetable.npz_body(columns), format="npz", name=name,
-                               directed=directed)
+            return self._upload_columns(columns, name, directed)
         body, labels = edgetable.networkx_json(G)
         graph = self.upload(body, format="json", name=name, directed=directed)
         return graph if labels is None else replace(graph, labels=labels)
@@ -208,8 +226,8 @@ class Client:
         ValueError
             Arrays of other shapes, non-integer or negative ids, non-finite weights.
         """
-        body = edgetable.npz_body(edgetable.edge_columns(src, dst, weights, nodes))
-        return self.upload(body, format="npz", name=name, directed=directed)
+        return self._upload_columns(edgetable.edge_columns(src, dst, weights, nodes), name,
+                                    directed)
 
     def upload_pandas(self, frame: Any, source: str = "source", target: str = "target",
                       weight: str | None = None, name: str | None = None,
