@@ -25,8 +25,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from graphgpu.client.bodies import npz_pieces
 from graphgpu.client.edgetext import id_column
-from graphgpu.client.npzbody import npz_pieces
 
 #: Column names taken as a header row when they appear in the first line.
 HEADER_WORDS = frozenset({"source", "target", "src", "dst", "from", "to", "u", "v", "weight",
@@ -232,7 +232,7 @@ def edge_columns(src: Any, dst: Any, weights: Any = None,
 
 def npz_body(columns: dict[str, np.ndarray]) -> bytes:
     """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``).
-    The SDK sends :func:`graphgpu.client.npzbody.npz_pieces` instead, never joined."""
+    The SDK sends :func:`graphgpu.client.bodies.npz_pieces` instead, never joined."""
     return b"".join(npz_pieces(columns))
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import time
-from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ import httpx
 import numpy as np
 
 from graphgpu.client import edgetable
+from graphgpu.client.bodies import file_pieces, npz_pieces, slices
 from graphgpu.client.errors import (
     NotFoundError,
     ValidationError,
@@ -31,7 +31,6 @@ from graphgpu.client.errors import (
     unreachable,
 )
 from graphgpu.client.models import Graph, Job, Result
-from graphgpu.client.npzbody import npz_pieces
 
 __all__ = ["DEFAULT_URL", "Client", "Graph", "Job", "Result", "default_api_key", "default_url"]
 
@@ -39,11 +38,6 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 #: GETs answered 429 are retried this many times, when the service asks to wait at most this long.
 _RATE_LIMIT_RETRIES = 3
 _RATE_LIMIT_MAX_WAIT = 10.0
-#: Bytes handed to httpx at a time when an upload body is sent. httpcore sends a write with
-#: ``socket.send`` and re-slices the unsent rest (``bytes[n:]``, a copy) until it is gone, so a
-#: 100 MB body given whole was copied about twenty times over (4-5 s on the 2-core VM, against
-#: 0.5-1 s for the socket alone); pieces of this size are sent in a few calls each.
-UPLOAD_CHUNK = 1 << 20
 
 
 def default_url() -> str:
@@ -60,19 +54,6 @@ def _params(format: str, name: str | None, directed: bool) -> dict[str, str]:
     """The query of an upload."""
     return {"format": format, **({"name": name} if name else {}),
             **({"directed": "true"} if directed else {})}
-
-
-def _slices(views: list[memoryview]) -> Iterator[memoryview]:
-    """The buffers in :data:`UPLOAD_CHUNK` slices, none copied here."""
-    for view in views:
-        for start in range(0, view.nbytes, UPLOAD_CHUNK):
-            yield view[start:start + UPLOAD_CHUNK]
-
-
-def _file_pieces(fh: IO[bytes]) -> Iterator[bytes]:
-    """A binary file read in :data:`UPLOAD_CHUNK` pieces (httpx would read 64 KiB at a time)."""
-    while piece := fh.read(UPLOAD_CHUNK):
-        yield piece
 
 
 class Client:
@@ -136,32 +117,26 @@ class Client:
             ``general``; other formats are stored undirected (the graph's ``directed`` says).
         """
         params = _params(format, name, directed)
-        headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, bytes | bytearray | memoryview):
-            return self._post_pieces([data], params, headers)
+            return self._post_pieces([data], params)
+        headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, str | os.PathLike):
             path = Path(data)
             params.setdefault("name", path.name)
             with path.open("rb") as fh:
                 # A declared length lets the service refuse an oversized file before reading it.
                 headers["Content-Length"] = str(os.fstat(fh.fileno()).st_size)
-                return self._post_graph(_file_pieces(fh), params, headers)
+                return self._post_graph(file_pieces(fh), params, headers)
         if hasattr(data, "read"):  # length unknown: sent chunked
-            return self._post_graph(_file_pieces(data), params, headers)
+            return self._post_graph(file_pieces(data), params, headers)
         raise TypeError(f"upload() takes a path, bytes or a binary file, not {type(data)}")
 
-    def _post_pieces(self, pieces: list[Any], params: dict[str, str],
-                     headers: dict[str, str]) -> Graph:
+    def _post_pieces(self, pieces: list[Any], params: dict[str, str]) -> Graph:
         """POST the concatenation of ``pieces`` (buffers) as the body, never joined here."""
         views = [memoryview(piece).cast("B") for piece in pieces]
-        headers["Content-Length"] = str(sum(view.nbytes for view in views))
-        return self._post_graph(_slices(views), params, headers)
-
-    def _upload_columns(self, columns: dict[str, np.ndarray], name: str | None,
-                        directed: bool) -> Graph:
-        """Upload edge arrays as an uncompressed ``.npz`` sent from their own memory."""
-        return self._post_pieces(npz_pieces(columns), _params("npz", name, directed),
-                                 {"Content-Type": "application/octet-stream"})
+        headers = {"Content-Type": "application/octet-stream",
+                   "Content-Length": str(sum(view.nbytes for view in views))}
+        return self._post_graph(slices(views), params, headers)
 
     def _post_graph(self, content: Any, params: dict[str, str],
                     headers: dict[str, str]) -> Graph:
@@ -197,7 +172,7 @@ class Client:
         """
         columns = edgetable.networkx_columns(G)
         if columns is not None:
-            return self._upload_columns(columns, name, directed)
+            return self._post_pieces(npz_pieces(columns), _params("npz", name, directed))
         body, labels = edgetable.networkx_json(G)
         graph = self.upload(body, format="json", name=name, directed=directed)
         return graph if labels is None else replace(graph, labels=labels)
@@ -226,8 +201,8 @@ class Client:
         ValueError
             Arrays of other shapes, non-integer or negative ids, non-finite weights.
         """
-        return self._upload_columns(edgetable.edge_columns(src, dst, weights, nodes), name,
-                                    directed)
+        columns = edgetable.edge_columns(src, dst, weights, nodes)  # sent from their memory
+        return self._post_pieces(npz_pieces(columns), _params("npz", name, directed))
 
     def upload_pandas(self, frame: Any, source: str = "source", target: str = "target",
                       weight: str | None = None, name: str | None = None,

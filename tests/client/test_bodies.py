@@ -1,4 +1,4 @@
-"""The SDK's binary upload body (:mod:`graphgpu.client.npzbody`): a valid zip64 ``.npz`` that
+"""The SDK's binary upload body (:mod:`graphgpu.client.bodies`): a valid zip64 ``.npz`` that
 ``numpy.load`` reads back exactly (CRCs checked), whose arrays start aligned in the body, so the
 service's parser takes them in place."""
 
@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from graphgpu.client.npzbody import ALIGN, npz_pieces
+from graphgpu.client.bodies import ALIGN, npz_pieces
 from graphgpu.kernels.core.io.columns import parse_npz
 from graphgpu.kernels.core.settings import Settings
 
