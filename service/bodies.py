@@ -10,7 +10,7 @@ key and the declared length): it allocates the declared length at once and the c
 protocol (:class:`graphgpu.service.connections.GuardedH11Protocol`, an
 :class:`asyncio.BufferedProtocol`) has the kernel write the socket's bytes into it. The app
 receives ``memoryview`` pieces of that buffer as they come, so the boundary still counts them
-and times out a slow body, and :func:`taken_over` gives the route the buffer itself.
+and times out a slow body, and :func:`direct_body` gives the route the buffer itself.
 
 h11 never sees the body's bytes, so the connection cannot carry another request: the answer
 says ``Connection: close`` (a client opens a new connection for its next request).
@@ -137,7 +137,7 @@ class DirectBody:
         await self._h11_send(message)  # type: ignore[arg-type]
 
 
-def taken_over(scope: dict[str, Any]) -> bytearray | None:
-    """The body of a request read whole by a :class:`DirectBody`, else None."""
-    direct = scope.get("extensions", {}).get(EXTENSION)
-    return direct.buffer if direct is not None and direct.complete else None
+def direct_body(scope: dict[str, Any]) -> DirectBody | None:
+    """The :class:`DirectBody` that reads the request's body, if one does (known from the
+    request's headers on: the app need not keep the pieces it receives)."""
+    return scope.get("extensions", {}).get(EXTENSION)

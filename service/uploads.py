@@ -14,7 +14,7 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from graphgpu.service.bodies import taken_over
+from graphgpu.service.bodies import direct_body
 from graphgpu.service.errors import ApiError
 
 #: Uploads that may need up to the whole parse budget (``parse_memory_bytes``): gzip'd ones
@@ -101,11 +101,15 @@ class Upload:
 
 
 async def _read_body(request: Request) -> bytearray:
+    direct = direct_body(request.scope)  # its pieces are views of the buffer it fills
     body = bytearray()  # grown in place: never the chunks and their join at once
     async for chunk in request.stream():
-        if taken_over(request.scope) is None:
+        if direct is None:
             body += chunk
-    return taken_over(request.scope) or body
+    # The stream ends once the direct body is whole (a disconnect raises instead).
+    if direct is not None and direct.complete and direct.buffer is not None:
+        return direct.buffer
+    return body
 
 
 async def read_upload(request: Request, limit: int) -> Upload:
