@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import itertools
 import json
 import math
@@ -26,6 +25,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from graphgpu.client.bodies import npz_pieces
 from graphgpu.client.edgetext import id_column
 
 #: Column names taken as a header row when they appear in the first line.
@@ -231,10 +231,9 @@ def edge_columns(src: Any, dst: Any, weights: Any = None,
 
 
 def npz_body(columns: dict[str, np.ndarray]) -> bytes:
-    """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``)."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **columns)
-    return buffer.getvalue()
+    """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``).
+    The SDK sends :func:`graphgpu.client.bodies.npz_pieces` instead, never joined."""
+    return b"".join(npz_pieces(columns))
 
 
 def networkx_columns(G: Any) -> dict[str, np.ndarray] | None:  # noqa: N803

@@ -22,6 +22,7 @@ import httpx
 import numpy as np
 
 from graphgpu.client import edgetable
+from graphgpu.client.bodies import file_pieces, npz_pieces, slices
 from graphgpu.client.errors import (
     NotFoundError,
     ValidationError,
@@ -47,6 +48,12 @@ def default_url() -> str:
 def default_api_key() -> str | None:
     """The API key: ``$GRAPHGPU_API_KEY`` if set, else None (a service in open mode)."""
     return os.environ.get("GRAPHGPU_API_KEY") or None
+
+
+def _params(format: str, name: str | None, directed: bool) -> dict[str, str]:
+    """The query of an upload."""
+    return {"format": format, **({"name": name} if name else {}),
+            **({"directed": "true"} if directed else {})}
 
 
 class Client:
@@ -101,28 +108,35 @@ class Client:
             A path is streamed from disk (never read whole into memory); its file name is the
             default ``name``.
         format : str
-            ``auto``, ``edgelist``, ``metis``, ``mtx``, ``cnp`` or ``json``.
+            ``auto``, ``edgelist``, ``metis``, ``mtx``, ``cnp``, ``json``, ``npz`` or
+            ``parquet``.
         name : str, optional
             A label for the graph.
         directed : bool
             Keep edge directions (``u v`` is the arc u -> v) for edgelist, json and MTX
             ``general``; other formats are stored undirected (the graph's ``directed`` says).
         """
-        params = {"format": format, **({"name": name} if name else {}),
-                  **({"directed": "true"} if directed else {})}
-        headers = {"Content-Type": "application/octet-stream"}
+        params = _params(format, name, directed)
         if isinstance(data, bytes | bytearray | memoryview):
-            return self._post_graph(bytes(data), params, headers)
+            return self._post_pieces([data], params)
+        headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, str | os.PathLike):
             path = Path(data)
             params.setdefault("name", path.name)
             with path.open("rb") as fh:
                 # A declared length lets the service refuse an oversized file before reading it.
                 headers["Content-Length"] = str(os.fstat(fh.fileno()).st_size)
-                return self._post_graph(fh, params, headers)
-        if hasattr(data, "read"):
-            return self._post_graph(data, params, headers)
+                return self._post_graph(file_pieces(fh), params, headers)
+        if hasattr(data, "read"):  # length unknown: sent chunked
+            return self._post_graph(file_pieces(data), params, headers)
         raise TypeError(f"upload() takes a path, bytes or a binary file, not {type(data)}")
+
+    def _post_pieces(self, pieces: list[Any], params: dict[str, str]) -> Graph:
+        """POST the concatenation of ``pieces`` (buffers) as the body, never joined here."""
+        views = [memoryview(piece).cast("B") for piece in pieces]
+        headers = {"Content-Type": "application/octet-stream",
+                   "Content-Length": str(sum(view.nbytes for view in views))}
+        return self._post_graph(slices(views), params, headers)
 
     def _post_graph(self, content: Any, params: dict[str, str],
                     headers: dict[str, str]) -> Graph:
@@ -158,8 +172,7 @@ class Client:
         """
         columns = edgetable.networkx_columns(G)
         if columns is not None:
-            return self.upload(edgetable.npz_body(columns), format="npz", name=name,
-                               directed=directed)
+            return self._post_pieces(npz_pieces(columns), _params("npz", name, directed))
         body, labels = edgetable.networkx_json(G)
         graph = self.upload(body, format="json", name=name, directed=directed)
         return graph if labels is None else replace(graph, labels=labels)
@@ -188,8 +201,8 @@ class Client:
         ValueError
             Arrays of other shapes, non-integer or negative ids, non-finite weights.
         """
-        body = edgetable.npz_body(edgetable.edge_columns(src, dst, weights, nodes))
-        return self.upload(body, format="npz", name=name, directed=directed)
+        columns = edgetable.edge_columns(src, dst, weights, nodes)  # sent from their memory
+        return self._post_pieces(npz_pieces(columns), _params("npz", name, directed))
 
     def upload_pandas(self, frame: Any, source: str = "source", target: str = "target",
                       weight: str | None = None, name: str | None = None,

@@ -11,7 +11,10 @@ uvicorn closes idle keep-alive connections (``--timeout-keep-alive``) and answer
 * a deadline for a request's headers (``header_timeout_seconds``), counted from the connection
   or from the end of the previous response on it.
 
-Bodies are bounded by :mod:`graphgpu.service.boundary` (size, idle time, rate).
+Bodies are bounded by :mod:`graphgpu.service.boundary` (size, idle time, rate). The protocol
+is an :class:`asyncio.BufferedProtocol`: a large upload's body is read by the kernel straight
+into its own buffer (:mod:`graphgpu.service.bodies`), everything else into a scratch buffer and
+then through h11 as before.
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from graphgpu.kernels.core.settings import get_settings
+from graphgpu.service.bodies import DirectBody
+
+#: Bytes read from the socket at a time outside a direct body (asyncio's own read size).
+SCRATCH_BYTES = 256 * 1024
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with per-client and total connection caps and a header deadline."""
+class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
+    """uvicorn's h11 protocol with per-client and total connection caps, a header deadline and
+    large upload bodies read in place."""
 
     #: Open connections by client address, in this process (one event loop serves them all).
     per_client: Counter[str] = Counter()
@@ -40,6 +48,10 @@ class GuardedH11Protocol(H11Protocol):
         self.max_per_client = settings.max_connections_per_client
         self.address: str | None = None
         self.header_deadline: asyncio.TimerHandle | None = None
+        self.scratch = memoryview(bytearray(SCRATCH_BYTES))
+        #: The body being read in place, while its bytes come.
+        self.sink: DirectBody | None = None
+        self._seen: object = None  # the last request cycle looked at
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -54,6 +66,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_deadline()
+        self.sink = None
         if self.address is not None:
             self.per_client[self.address] -= 1
             if self.per_client[self.address] <= 0:
@@ -61,10 +74,25 @@ class GuardedH11Protocol(H11Protocol):
             self.address = None
         super().connection_lost(exc)
 
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.sink.free() if self.sink is not None else self.scratch
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.sink is not None:
+            self.sink.wrote(nbytes)
+        else:
+            self.data_received(self.scratch[:nbytes].tobytes())
+
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_deadline()  # the request's headers are in
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.cycle is not None and self.cycle is not self._seen:  # a new request's headers
+            self._seen = self.cycle
+            DirectBody.attach(self, self.cycle)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -11,8 +11,10 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcon
 from dataclasses import dataclass, field
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from graphgpu.service.bodies import direct_body
 from graphgpu.service.errors import ApiError
 
 #: Uploads that may need up to the whole parse budget (``parse_memory_bytes``): gzip'd ones
@@ -45,13 +47,28 @@ def parse_slot(data: bytes | bytearray) -> AbstractAsyncContextManager[object]:
     return _large_parse()
 
 
+#: The trims under way (a task is only weakly held by the event loop).
+_trims: set[asyncio.Task[None]] = set()
+
+
 @asynccontextmanager
 async def _large_parse() -> AsyncIterator[None]:
-    async with _large_parses:
-        try:
-            yield
-        finally:
-            give_back_memory()
+    await _large_parses.acquire()
+    try:
+        yield
+    finally:
+        # The slot is held until the memory is back, but the answer does not wait for it: the
+        # collection takes 0.1-0.4 s in the API process (run in a thread, not on the loop).
+        task = asyncio.get_running_loop().create_task(_trim_and_release())
+        _trims.add(task)
+        task.add_done_callback(_trims.discard)
+
+
+async def _trim_and_release() -> None:
+    try:
+        await run_in_threadpool(give_back_memory)
+    finally:
+        _large_parses.release()
 
 
 def give_back_memory() -> None:
@@ -84,9 +101,14 @@ class Upload:
 
 
 async def _read_body(request: Request) -> bytearray:
+    direct = direct_body(request.scope)  # its pieces are views of the buffer it fills
     body = bytearray()  # grown in place: never the chunks and their join at once
     async for chunk in request.stream():
-        body += chunk
+        if direct is None:
+            body += chunk
+    # The stream ends once the direct body is whole (a disconnect raises instead).
+    if direct is not None and direct.complete and direct.buffer is not None:
+        return direct.buffer
     return body
 
 
