@@ -23,8 +23,10 @@ import time
 from dataclasses import dataclass, field
 
 import httpx
+from redis import Redis
 
-from graphgpu.kernels.core.observability import configure_logging
+from graphgpu.kernels.core import protocol
+from graphgpu.kernels.core.observability import configure_logging, gpu_memory_key
 from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing
 from graphgpu.service.lifecycle import AlreadyRunning, die_with_parent, lock_data_dir
@@ -152,6 +154,24 @@ def raise_file_limit(connections: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, target), hard))
 
 
+def forget_workers(redis_url: str, settings: Settings) -> None:
+    """Drop the worker records that an embedded Redis brought back from its append-only file.
+
+    No worker can be connected to a Redis that this `serve` has just started (on a new port);
+    the records are of the workers of a `serve` that stopped before their monitors released
+    them, and a heartbeat stays live for ``worker_dead_after_seconds``: a quick restart then
+    said ready before its own worker was, and their running jobs waited out that time before
+    they were queued again (now the first monitor's beat recovers them)."""
+    with Redis.from_url(redis_url) as redis:
+        names = sorted(name.decode() for name in redis.smembers(protocol.workers_key(settings)))
+        for name in names:
+            redis.delete(protocol.worker_key(settings, name), gpu_memory_key(settings, name))
+        redis.delete(protocol.workers_key(settings))
+    if names:
+        log.info("forgot %d worker record(s) of an earlier start: %s", len(names),
+                 ", ".join(names))
+
+
 def serve() -> int:
     """Run the whole service until Ctrl-C or SIGTERM; returns the exit code."""
     settings = get_settings()
@@ -175,6 +195,7 @@ def serve() -> int:
                                    preexec_fn=die_with_parent(signal.SIGTERM))
         env["GRAPHGPU_REDIS_URL"] = redis_server.start()
         log.info("embedded redis-server at %s (AOF in %s)", redis_server.url, redis_server.data_dir)
+        forget_workers(redis_server.url, settings)
     python = sys.executable
     gpus = count_gpus()
     workers = [

@@ -120,6 +120,8 @@ def alive(pid: int) -> bool:
 
 
 def test_children_die_with_serve_and_a_new_serve_takes_over(serve: Serve) -> None:
+    # A heartbeat outliving the restart: the dead worker's record is still live in the AOF
+    serve.env["GRAPHGPU_WORKER_DEAD_AFTER_SECONDS"] = "30"
     first = serve.start()
     serve.wait_up()
     graph = serve.http.post("/v1/graphs", content=PATH_WITH_TAIL).json()["id"]
@@ -133,7 +135,8 @@ def test_children_die_with_serve_and_a_new_serve_takes_over(serve: Serve) -> Non
     wait_until(lambda: not any(alive(pid) for pid in children), timeout=15)
 
     second = serve.start()
-    serve.wait_up()
+    # ready means this start's worker: the dead one's record was dropped, not left to expire
+    assert {w["pid"] for w in serve.wait_up()} <= descendants(second.pid)
     final = serve.wait_job(job, timeout=60)  # the dead worker's job ran again
     assert final["status"] == "succeeded" and final["attempts"] == 2, final
     again = serve.http.post("/v1/jobs", json={"graph_id": graph, "algorithm": "bfs",
