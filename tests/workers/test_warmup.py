@@ -99,6 +99,10 @@ def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
 
     assert sorted(names) == sorted(algorithms())  # every algorithm once
     assert () in shares  # and the generators and parser
+    # longest first: the families with warm-up hooks, then the generators and parser, the rest
+    hooked = [any(algorithms()[name].warm_up for name in share) for share in shares]
+    inputs = shares.index(())
+    assert all(hooked[:inputs]) and hooked[:inputs] and not any(hooked[inputs:])
     assert json.loads(warmup.stamp_path("cpu").read_text())["fingerprint"]
     assert warmup.precompile("cpu", processes=2) is False
 
