@@ -53,7 +53,8 @@ from bench.bench_parse import (  # noqa: E402
 from bench.common import write_out  # noqa: E402
 from bench.table import print_table  # noqa: E402
 from graphgpu.client import Client  # noqa: E402
-from graphgpu.client.edgetable import edge_columns, npz_body  # noqa: E402
+from graphgpu.client.bodies import npz_pieces  # noqa: E402
+from graphgpu.client.edgetable import edge_columns  # noqa: E402
 from graphgpu.kernels.core.settings import Settings  # noqa: E402
 from graphgpu.kernels.core.store import GraphStore  # noqa: E402
 from graphgpu.service.redis_server import RedisServer, free_port  # noqa: E402
@@ -157,13 +158,18 @@ def text_kind(client: Client, src: np.ndarray, dst: np.ndarray) -> Kind:
                 "pyarrow.csv.read_csv (multi-threaded)", against_arrow=True)
 
 
+def npz(src: np.ndarray, dst: np.ndarray) -> bytes:
+    """The SDK's npz body of the edges, joined (the in-process upload and the peer read it)."""
+    return b"".join(npz_pieces(edge_columns(src, dst)))
+
+
 def npz_kind(client: Client, src: np.ndarray, dst: np.ndarray) -> Kind:
     raw = (src.nbytes + dst.nbytes) / 1e6
     return Kind(f"rmat-s{SCALE} int64 ids {raw:.0f} MB (SDK upload_edges)", len(src), raw,
                 lambda k: (src + 1000 + k, dst + 1000 + k),
                 lambda ends: client.upload_edges(*ends),
-                lambda k: npz_body(edge_columns(src + 2000 + k, dst + 2000 + k)), "npz",
-                peer_npz(npz_body(edge_columns(src, dst))), "numpy.load (npz arrays only)")
+                lambda k: npz(src + 2000 + k, dst + 2000 + k), "npz",
+                peer_npz(npz(src, dst)), "numpy.load (npz arrays only)")
 
 
 def parquet_kind(client: Client, src: np.ndarray, dst: np.ndarray) -> Kind | None:

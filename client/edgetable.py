@@ -1,14 +1,15 @@
-"""Edge tables on the client: the binary upload body of edge arrays, and the files the
-service's parser does not take.
+"""Edge tables on the client: the columns of the binary upload body of edge arrays, and the
+files the service's parser does not take.
 
 Edges held as arrays (NumPy, pandas, a NetworkX graph with integer nodes) go up as an
 uncompressed ``.npz`` of ``src``, ``dst`` and optionally ``weight`` and ``nodes``
-(:func:`edge_columns`, :func:`npz_body`; the service's ``format=npz``): no text is written or
-parsed. The service parses edge lists itself (``u v [w]``, any of space, tab or one comma
-between fields; nodes named by integers, or by labels such as ``alice bob``, which it keeps). A
-CSV/TSV with a header row (``source,target,weight``) or weights picked by column name are read
-here instead: integer nodes are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`),
-labelled ones as JSON edges (:func:`labelled_json`), so the service keeps the labels.
+(:func:`edge_columns`, sent by :func:`graphgpu.client.bodies.npz_pieces`; the service's
+``format=npz``): no text is written or parsed. The service parses edge lists itself
+(``u v [w]``, any of space, tab or one comma between fields; nodes named by integers, or by
+labels such as ``alice bob``, which it keeps). A CSV/TSV with a header row
+(``source,target,weight``) or weights picked by column name are read here instead: integer
+nodes are uploaded as arrays (:meth:`graphgpu.client.Client.upload_edges`), labelled ones as
+JSON edges (:func:`labelled_json`), so the service keeps the labels.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import IO, Any
 
 import numpy as np
 
-from graphgpu.client.bodies import npz_pieces
 from graphgpu.client.edgetext import id_column
 
 #: Column names taken as a header row when they appear in the first line.
@@ -228,12 +228,6 @@ def edge_columns(src: Any, dst: Any, weights: Any = None,
     if nodes is not None:
         columns["nodes"] = id_column(nodes, "nodes")
     return columns
-
-
-def npz_body(columns: dict[str, np.ndarray]) -> bytes:
-    """An uncompressed ``.npz`` of the columns: the service reads it in place (``format=npz``).
-    The SDK sends :func:`graphgpu.client.bodies.npz_pieces` instead, never joined."""
-    return b"".join(npz_pieces(columns))
 
 
 def networkx_columns(G: Any) -> dict[str, np.ndarray] | None:  # noqa: N803

@@ -26,7 +26,7 @@ import httpx
 from redis import Redis
 
 from graphgpu.kernels.core import protocol
-from graphgpu.kernels.core.observability import configure_logging, gpu_memory_key
+from graphgpu.kernels.core.observability import configure_logging
 from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing
 from graphgpu.service.lifecycle import AlreadyRunning, die_with_parent, lock_data_dir
@@ -165,7 +165,7 @@ def forget_workers(redis_url: str, settings: Settings) -> None:
     with Redis.from_url(redis_url) as redis:
         names = sorted(name.decode() for name in redis.smembers(protocol.workers_key(settings)))
         for name in names:
-            redis.delete(protocol.worker_key(settings, name), gpu_memory_key(settings, name))
+            redis.delete(*protocol.worker_record_keys(settings, name))
         redis.delete(protocol.workers_key(settings))
     if names:
         log.info("forgot %d worker record(s) of an earlier start: %s", len(names),

@@ -34,7 +34,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from graphgpu.kernels.core import protocol
-from graphgpu.kernels.core.observability import configure_logging, gpu_memory_key
+from graphgpu.kernels.core.observability import configure_logging
 from graphgpu.kernels.core.settings import Settings, get_settings
 from graphgpu.workers import records
 from graphgpu.workers.tasks import sweep_results
@@ -245,7 +245,7 @@ def _release(redis: Redis, settings: Settings, name: str, worker_pid: int) -> No
         time.sleep(0.05)
     for _ in range(5):
         try:
-            redis.delete(protocol.worker_key(settings, name), gpu_memory_key(settings, name))
+            redis.delete(*protocol.worker_record_keys(settings, name))
             redis.srem(protocol.workers_key(settings), name)
             recover_lost_jobs(redis, settings, dead_worker=name)
             return

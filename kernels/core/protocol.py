@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from graphgpu.kernels.core.observability import gpu_memory_key
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import load_npy
 
@@ -74,6 +75,12 @@ def graph_jobs_key(settings: Settings, graph_id: str) -> str:
 def worker_key(settings: Settings, name: str) -> str:
     """A live worker's heartbeat record (expires when the worker stops beating)."""
     return settings.key("worker", name)
+
+
+def worker_record_keys(settings: Settings, name: str) -> tuple[str, ...]:
+    """Every key a worker keeps about itself (heartbeat, GPU memory report): what is deleted
+    when it is gone."""
+    return worker_key(settings, name), gpu_memory_key(settings, name)
 
 
 def workers_key(settings: Settings) -> str:
