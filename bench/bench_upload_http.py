@@ -110,7 +110,7 @@ class Kind:
     send: Callable[[Any], object]
     local: Callable[[int], bytes]
     fmt: str
-    peer: Callable[[], object]
+    peer: Callable[[], object] | None  # None: pyarrow missing (the device image has none)
     peer_name: str
     against_arrow: bool = False
 
@@ -128,20 +128,22 @@ def measure(kind: Kind, repeat: int, store: GraphStore, settings: Settings) -> l
         http.append(time.perf_counter() - start)
         seconds, graph = upload_seconds([kind.local(k)], kind.fmt, settings, store)
         local.append(seconds)
-        start = time.perf_counter()
-        kind.peer()
-        peer.append(time.perf_counter() - start)
-    peer_s = statistics.median(peer[1:])
+        if kind.peer is not None:
+            start = time.perf_counter()
+            kind.peer()
+            peer.append(time.perf_counter() - start)
+    peer_s = statistics.median(peer[1:]) if peer else None
     rows = []
     for what, times in (("HTTP", http), ("in process", local)):
         seconds = statistics.median(times[1:])
-        ratio = seconds / peer_s
+        ratio = None if peer_s is None else (
+            f"ours/pyarrow {seconds / peer_s:.2f}x" if kind.against_arrow
+            else f"{seconds / peer_s:.2f}x")
         rows.append({"graph": kind.label, "n": graph.n, "m": kind.m,
                      "backend": f"cpu ({what}: {kind.fmt})", "time_ms": seconds * 1e3,
-                     "throughput": f"{kind.mb / seconds:,.0f} MB/s", "peer": kind.peer_name,
-                     "peer_ms": peer_s * 1e3,
-                     "ratio": f"ours/pyarrow {ratio:.2f}x" if kind.against_arrow
-                     else f"{ratio:.2f}x"})
+                     "throughput": f"{kind.mb / seconds:,.0f} MB/s",
+                     "peer": kind.peer_name if peer_s is not None else "pyarrow not installed",
+                     "peer_ms": None if peer_s is None else peer_s * 1e3, "ratio": ratio})
     return rows
 
 
@@ -191,10 +193,14 @@ def parquet_kind(client: Client, src: np.ndarray, dst: np.ndarray) -> Kind | Non
                 "pyarrow.parquet.read_table")
 
 
-def arrow_reader(text: bytes) -> Callable[[], object]:
+def arrow_reader(text: bytes) -> Callable[[], object] | None:
     """``pyarrow.csv.read_csv`` of the tab-separated edge list ``text`` (its comment line
-    skipped: pyarrow has no comment option), as ``bench_parse`` times it."""
-    from pyarrow import csv
+    skipped: pyarrow has no comment option), as ``bench_parse`` times it; None without
+    pyarrow."""
+    try:
+        from pyarrow import csv
+    except ImportError:
+        return None
 
     body = memoryview(text)[text.index(b"\n") + 1:] if text.startswith(b"#") else text
     options = {"read_options": csv.ReadOptions(column_names=["u", "v"]),

@@ -88,6 +88,15 @@ class DirectBody:
             self.protocol.flow.pause_reading()  # nothing after the body is ours to read
         self.cycle.message_event.set()
 
+    def take(self, data: bytes) -> None:
+        """Bytes of the body handed over as ``bytes`` (``data_received``), by an event loop
+        that reads into buffers of its own whatever the protocol (uvloop): copied in once.
+        Bytes past the body are dropped: the connection closes after the answer."""
+        free = self.free()
+        nbytes = min(len(data), len(free))
+        free[:nbytes] = memoryview(data)[:nbytes]
+        self.wrote(nbytes)
+
     def _take_over(self) -> None:
         """Allocate the buffer, move in what h11 has read already, and read the rest into it."""
         cycle, protocol = self.cycle, self.protocol

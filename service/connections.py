@@ -14,7 +14,8 @@ uvicorn closes idle keep-alive connections (``--timeout-keep-alive``) and answer
 Bodies are bounded by :mod:`graphgpu.service.boundary` (size, idle time, rate). The protocol
 is an :class:`asyncio.BufferedProtocol`: a large upload's body is read by the kernel straight
 into its own buffer (:mod:`graphgpu.service.bodies`), everything else into a scratch buffer and
-then through h11 as before.
+then through h11 as before. uvloop calls ``data_received`` whatever the protocol: a large body's
+bytes are then copied into its buffer once.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
             self.data_received(self.scratch[:nbytes].tobytes())
 
     def data_received(self, data: bytes) -> None:
+        if self.sink is not None:  # an event loop that ignores get_buffer (uvloop): copy once
+            self.sink.take(data)
+            return
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_deadline()  # the request's headers are in

@@ -134,13 +134,13 @@ def api_command(python: str, settings: Settings) -> list[str]:
     ``GuardedH11Protocol`` caps connections per client and in all and times out slow headers;
     ``--limit-concurrency`` answers 503 to requests past ``max_connections`` in flight (those of
     connections already closed included); idle keep-alive connections close after
-    ``keep_alive_seconds``.
+    ``keep_alive_seconds``; the event loop is ``api_loop``'s.
     """
     return [python, "-m", "uvicorn", "graphgpu.service.app:create_app", "--factory",
             "--host", settings.host, "--port", str(settings.port), "--log-level", "warning",
             "--http", "graphgpu.service.connections:GuardedH11Protocol",
             "--limit-concurrency", str(settings.max_connections),
-            "--timeout-keep-alive", str(settings.keep_alive_seconds)]
+            "--timeout-keep-alive", str(settings.keep_alive_seconds), "--loop", settings.api_loop]
 
 
 def raise_file_limit(connections: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -135,6 +136,9 @@ class Settings(BaseSettings):
                                 "the connection is closed past it.")
     keep_alive_seconds: int = Field(
         5, ge=1, description="How long an idle keep-alive connection stays open.")
+    api_loop: Literal["auto", "asyncio", "uvloop"] = Field(
+        "auto", description="The API's event loop (uvicorn's --loop): auto is uvloop, which "
+                            "is installed with the service, else asyncio's own.")
     max_connections: int = Field(
         2048, ge=1, description="Open connections the API accepts in all; more are closed at "
                                 "once (and requests past it answered 503).")

@@ -73,7 +73,7 @@ class GuardedStack(Stack):
 
     def start_api(self) -> None:
         given = {name: self.env[f"GRAPHGPU_{name.upper()}"]
-                 for name in ("max_connections", "keep_alive_seconds")
+                 for name in ("max_connections", "keep_alive_seconds", "api_loop")
                  if f"GRAPHGPU_{name.upper()}" in self.env}
         settings = Settings(port=self.port, **given)  # the rest the API reads from self.env
         self.api = subprocess.Popen(api_command(sys.executable, settings), env=self.env,

@@ -2,6 +2,10 @@
 ``graphgpu serve`` runs it: the same graph as the h11 path stores, the connection closed after
 the answer (and the client's next request served), and the body limits kept: a stalled body is
 a 408, a client gone mid-body leaves nothing behind, ``Expect: 100-continue`` is answered.
+
+Each test runs on both event loops the API can have: asyncio's writes the socket's bytes into
+the body's buffer (``get_buffer``), uvloop hands them over as ``bytes`` (``data_received``;
+uploads through it stalled until the protocol copied them into the buffer itself).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ LIMITS = {"max_upload_bytes": str(16 * MIB), "body_idle_timeout_seconds": "2",
           "body_min_bytes_per_second": "1024", "stored_bytes_per_upload_byte": "0"}
 
 
-@pytest.fixture(scope="module")
-def api(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = GuardedStack(redis_url, tmp_path_factory.mktemp("bodies"), **LIMITS)
+@pytest.fixture(scope="module", params=["asyncio", "uvloop"])
+def api(request: pytest.FixtureRequest, redis_url: str,
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    stack = GuardedStack(redis_url, tmp_path_factory.mktemp("bodies"), api_loop=request.param,
+                         **LIMITS)
     try:
         stack.start_api()
         yield stack
