@@ -116,6 +116,36 @@ def resident_blocks(kernel: Any, threads: int, cap: int) -> int:
     return max(1, min(cap, by_registers, by_threads))
 
 
+def concurrently(*enqueues: Callable[[], None]) -> None:
+    """Queue each of ``enqueues``' launches on a stream of its own (kept per device), all after
+    the work queued so far on the current stream, which then waits for every one of them: what
+    is queued after sees their results, and memory freed after is reused in order.
+
+    For independent kernels that each leave the GPU part idle at their tails (e.g. one launch
+    per class of rows). The enqueues must not allocate (their allocations would belong to the
+    side stream's pool)."""
+    cp = cupy()
+    main = cp.cuda.get_current_stream()
+    start = cp.cuda.Event(disable_timing=True)
+    start.record(main)
+    streams = _side_streams(current_device())
+    while len(streams) < len(enqueues):
+        streams.append(cp.cuda.Stream(non_blocking=True))
+    for stream, enqueue in zip(streams, enqueues, strict=False):
+        stream.wait_event(start)
+        with stream:
+            enqueue()
+        done = cp.cuda.Event(disable_timing=True)
+        done.record(stream)
+        main.wait_event(done)
+
+
+@cache
+def _side_streams(device_id: int) -> list[Any]:
+    del device_id  # the key: a stream belongs to one device
+    return []
+
+
 def grid_for(items: int, threads: int) -> tuple[int]:
     """A 1-D grid of enough ``threads``-wide blocks to cover ``items`` (at least one block)."""
     return (max(1, -(-int(items) // threads)),)

@@ -26,11 +26,17 @@ def clustering(xp: Any, triangles: Any, degrees: Any) -> Any:
                     / xp.maximum(pairs, 1).astype(xp.float64), 0.0)
 
 
-def result(xp: Any, triangles: Any, local: Any, degrees: Any) -> AlgorithmResult:
+def result(xp: Any, triangles: Any, local: Any, degrees: Any,
+           sums: Any = None) -> AlgorithmResult:
     """The ``triangles`` result from per-node counts, clustering and degrees (arrays of ``xp``,
-    left where they are); the summary's sums are taken there too, read back in one transfer."""
-    triads = (degrees.astype(xp.int64) * (degrees - 1)).sum() // 2
-    sums = [int(x) for x in xp.stack([triangles.sum(), triads, *mean_limbs(xp, local)]).tolist()]
+    left where they are); the summary's sums are taken there too, read back in one transfer.
+    ``sums``: those sums where the caller took them already (an array: the counts, the
+    ``d (d - 1)``, the :func:`mean_limbs` of ``local``)."""
+    if sums is None:
+        pairs = (degrees.astype(xp.int64) * (degrees - 1)).sum()
+        sums = xp.stack([triangles.sum(), pairs, *mean_limbs(xp, local)])
+    sums = [int(x) for x in sums.tolist()]
+    sums[1] //= 2  # triads: pairs of neighbours
     total = sums[0] // 3
     summary = {"triangles": total,
                "transitivity": 3 * total / sums[1] if total else 0.0,

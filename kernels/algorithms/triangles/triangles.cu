@@ -185,3 +185,42 @@ extern "C" __global__ void triangles_warps(
 
 PIVOT_BLOCKS(triangles_blocks4, 4)
 PIVOT_BLOCKS(triangles_blocks8, 8)
+
+// The summary's sums in one pass (see driver.result): per node its clustering 2t / (d (d - 1))
+// (0 below two neighbours) into `local`, and into sums[0..5] the triangle counts, d (d - 1), and
+// the four 32-bit limbs of the clustering values (driver.mean_limbs: limb k of c is
+// floor(c 2^(32 (k + 1))) mod 2^32, c <= 1 so limb 0 needs no mod). Integer sums: the same in
+// any order, hence the CPU's values.
+extern "C" __global__ void triangles_summary(
+    const long long* __restrict__ triangles, const long long* __restrict__ degrees, long long n,
+    double* __restrict__ local, u64* sums)
+{
+    u64 acc[6] = {0, 0, 0, 0, 0, 0};
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long t = triangles[i], d = degrees[i], pairs = d * (d - 1);
+        const double c = pairs > 0 ? (double)(2 * t) / (double)pairs : 0.0;
+        local[i] = c;
+        acc[0] += (u64)t;
+        acc[1] += (u64)pairs;
+        acc[2] += (u64)floor(ldexp(c, 32));
+        acc[3] += (u64)fmod(floor(ldexp(c, 64)), 4294967296.0);
+        acc[4] += (u64)fmod(floor(ldexp(c, 96)), 4294967296.0);
+        acc[5] += (u64)fmod(floor(ldexp(c, 128)), 4294967296.0);
+    }
+    __shared__ u64 part[6][32];  // per warp, then added by warp 0: one atomic per block
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+#pragma unroll
+    for (int k = 0; k < 6; ++k) {
+        const u64 total = warp_sum(acc[k]);
+        if (lane == 0) part[k][warp] = total;
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int k = 0; k < 6; ++k) {
+            const u64 total = warp_sum(lane < warps ? part[k][lane] : 0);
+            if (lane == 0 && total) atomicAdd(&sums[k], total);
+        }
+    }
+}

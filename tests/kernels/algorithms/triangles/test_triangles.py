@@ -123,3 +123,22 @@ def test_average_clustering_is_the_exact_mean() -> None:
     assert exact == driver.exact_mean([int(s) for s in driver.mean_limbs(np, values[::-1])],
                                       values.size)
     assert driver.exact_mean([0] * driver.LIMBS, 0) == 0.0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_summary_pass_gives_the_drivers_values() -> None:
+    """The one-pass clustering and sums equal the driver's NumPy steps, extremes of the limbs
+    included (clustering 1, a third, and the smallest nonzero value, at degree 2^31)."""
+    import cupy as cp
+
+    rng = np.random.default_rng(6)
+    d = rng.integers(0, 10**6, 20_000)
+    t = np.where(d > 1, rng.integers(0, 10**3, 20_000), 0)
+    d[:4], t[:4] = (2, 3, 2**31, 1), (1, 1, 1, 0)
+    local, sums = device.device_summary(cp.asarray(t), cp.asarray(d))
+    expected = driver.clustering(np, t, d)
+    np.testing.assert_array_equal(local.get(), expected)
+    assert expected[:3].tolist() == [1.0, 1 / 3, 2.0 / (2**31 * (2**31 - 1.0))]
+    assert [int(s) for s in sums.get()] == [int(t.sum()), int((d * (d - 1)).sum()),
+                                             *(int(s) for s in driver.mean_limbs(np, expected))]
