@@ -30,9 +30,10 @@
 #ifndef CC_AFFOREST
 #define CC_AFFOREST 1
 #endif
-// 1: hook's short rows (a thread each) before the worklists of long rows. On dblp-2010 (H100,
-// with link's CAS retries one level at a time, since dropped) hook took 25 us instead of 36; not
-// yet timed with the default link or on hub-heavy graphs (cnr-2000, R-MAT), so off for now.
+// 1: hook's short rows (a thread each) before the worklists of long rows. Timed with link's
+// dedup (H100, 2026-11-27, bench/cc_variants.py, medians of 30, 1 vs 0): dblp-2010 0.127 vs
+// 0.143 ms in one call and 0.123 vs 0.124 in another, ca-CondMat 0.063 vs 0.053, ca-GrQc 0.030
+// vs 0.031, rmat20 0.570 vs 0.576, rmat22 1.594 vs 1.625: no consistent gain, so off.
 #ifndef CC_SMALL_FIRST
 #define CC_SMALL_FIRST 0
 #endif
