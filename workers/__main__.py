@@ -121,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.remote and not (settings.url and settings.worker_key):
         parser.error("--remote needs GRAPHGPU_URL and GRAPHGPU_WORKER_KEY")
 
+    # Before CuPy is imported (looking for a GPU imports it): CuPy keeps the cache folder it
+    # found then, so the worker compiled every kernel into ~/.cupy again after its pool had
+    # filled the data folder's (55 s of a cold start on the GPU host, 2026-11-27).
+    use_kernel_cache(settings)
     backend = args.backend
     if backend == "auto":
         backend = "gpu" if device.gpu_available() else "cpu"
@@ -128,7 +132,6 @@ def main(argv: list[str] | None = None) -> int:
         device.cupy()  # raises BackendUnavailable with the reason
     # A GPU worker also serves the cpu queue: both backends are compiled before it is live.
     backends: tuple[Backend, ...] = ("gpu", "cpu") if backend == "gpu" else ("cpu",)
-    use_kernel_cache(settings)
     if settings.worker_warm_up:
         precompile(*backends)
         for each in backends:

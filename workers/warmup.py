@@ -177,10 +177,8 @@ def _families(backend: Backend) -> dict[str, list[str]]:
 def _compile(backends: tuple[Backend, ...], share: tuple[str, ...]) -> float:
     # In a pool process: warm one share (a family's algorithm names; empty: generators and
     # parser) on each backend in turn, which fills the disk caches; returns its seconds. A
-    # family's CPU and GPU code share Numba functions: compiled in two processes at once, one's
-    # entry in Numba's cache index can be lost (each writer rewrites the whole index), and the
-    # worker compiled them again after the pool (louvain 13.6 s, critical_nodes 6.5 s on the
-    # GPU host).
+    # family's CPU and GPU code share Numba functions, compiled once in one share (saves of
+    # functions that shares have in common are serialised by core/jit_cache.py).
     start = time.perf_counter()
     for backend in backends:
         if share:

@@ -46,6 +46,36 @@ def test_kernel_cache_goes_under_the_data_dir_unless_set(tmp_path: Path,
     assert warmup.use_kernel_cache(Settings(data_dir=tmp_path / "other")) == tmp_path / "mine"
 
 
+def test_worker_points_the_kernel_cache_before_it_looks_for_a_gpu(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy keeps the cache folder it finds when imported: the worker must set it first, or its
+    own kernels go elsewhere than its compile pool's (and are all compiled again)."""
+    from graphgpu.kernels.core.settings import get_settings
+    from graphgpu.workers import __main__ as worker
+
+    class Looked(Exception):
+        pass
+
+    seen: list[str | None] = []
+
+    def gpu_available() -> bool:
+        seen.append(os.environ.get("CUPY_CACHE_DIR"))
+        raise Looked
+
+    monkeypatch.delenv("CUPY_CACHE_DIR", raising=False)
+    monkeypatch.setenv("GRAPHGPU_REDIS_URL", "redis://127.0.0.1:1")
+    monkeypatch.setenv("GRAPHGPU_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(worker, "configure_logging", lambda *args: None)
+    monkeypatch.setattr(worker.device, "gpu_available", gpu_available)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(Looked):
+            worker.main(["--backend", "auto"])
+    finally:
+        get_settings.cache_clear()
+    assert seen == [str(tmp_path / "cache" / "cupy")]
+
+
 def test_fingerprint_follows_the_sources_and_the_backend(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "family").mkdir()
