@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -17,6 +18,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -111,6 +113,27 @@ class AccessLog:
             "tenant": caller, "job_id": job_id})
 
 
+async def build_routes(app: FastAPI) -> None:
+    """Have the router build every route's request handling now, not at the first request.
+
+    FastAPI builds a router's routes (their parameter and response fields) the first time a
+    request is matched against them: the first job's POST took 20 ms more than the next
+    (122 ms on the loaded 2-core VM). A path that matches no route is matched against them
+    all; its 404 goes nowhere (the router alone, no middleware, log or metric)."""
+    scope = {"type": "http", "method": "GET", "path": "/-", "raw_path": b"/-",
+             "query_string": b"", "headers": [], "root_path": "", "scheme": "http",
+             "http_version": "1.1", "client": None, "server": None, "app": app}
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        pass
+
+    with contextlib.suppress(HTTPException):  # the router's 404 when it runs inside the app
+        await app.router(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the application; ``settings.redis_url`` must point at a running Redis."""
     settings = settings or get_settings()
@@ -141,6 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             timeout=ASYNC_REDIS_WAIT_SECONDS, retry=Retry(NoBackoff(), 1),
             retry_on_error=[RedisConnectionError]))
         algorithms()  # import every algorithm module now, not on the first request
+        await build_routes(app)
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
         yield
