@@ -174,17 +174,16 @@ def _families(backend: Backend) -> dict[str, list[str]]:
     return groups
 
 
-def _compile(backends: tuple[Backend, ...], share: tuple[str, ...]) -> float:
+def _compile(backend: Backend, share: tuple[str, ...]) -> float:
     # In a pool process: warm one share (a family's algorithm names; empty: generators and
-    # parser) on each backend in turn, which fills the disk caches; returns its seconds. A
-    # family's CPU and GPU code share Numba functions, compiled once in one share (saves of
-    # functions that shares have in common are serialised by core/jit_cache.py).
+    # parser) on one backend, which fills the disk caches; returns its seconds. Numba functions
+    # that shares have in common may be compiled by two at once: their saves are serialised by
+    # core/jit_cache.py.
     start = time.perf_counter()
-    for backend in backends:
-        if share:
-            warm_up(backend, share)
-        else:
-            warm_up_inputs(backend)
+    if share:
+        warm_up(backend, share)
+    else:
+        warm_up_inputs(backend)
     return time.perf_counter() - start
 
 
@@ -199,8 +198,8 @@ def stamp_path(backend: Backend) -> Path:
 
 
 def precompile(*backends: Backend, processes: int | None = None) -> bool:
-    """Fill the compiled-code caches of ``backends`` in one pool (a share: one family on every
-    backend whose stamp is not current, in turn) unless their stamps say they are filled for
+    """Fill the compiled-code caches of ``backends`` in one pool (a share: one family on one
+    backend whose stamp is not current) unless their stamps say they are filled for
     this code, or there are too few cores to gain; returns whether it ran. Failures are
     logged, not raised: the worker's own :func:`warm_up` then meets (and reports) them, and no
     stamp is written."""
@@ -220,29 +219,30 @@ def precompile(*backends: Backend, processes: int | None = None) -> bool:
     if not marks or processes < 2:
         return False
     start = time.perf_counter()
-    families: dict[str, list[str]] = {}
-    for backend in marks:
-        for package, names in _families(backend).items():
-            family = families.setdefault(package, [])
-            family += [name for name in names if name not in family]
-    # Longest first, so that no long share starts last: the families with warm-up hooks (their
-    # hooks compile the most: critical_nodes' CPU share took 50 s of a 2-core VM's 86 s pool,
-    # started 25 s in), then the generators and parser (22 s there), then the rest in order.
+    # A share per family and backend: a GPU host's shares of both backends in one took up to
+    # 37.7 s (counting, critical_nodes; 2026-11-27, cold) while most of the 15 processes were
+    # idle after 16 s. Longest first, so that no long share starts last: the families with
+    # warm-up hooks (their hooks compile the most: critical_nodes' CPU share took 50 s of a
+    # 2-core VM's 86 s pool, started 25 s in), then the generators and parser (22 s there),
+    # then the rest; GPU before CPU within each.
     hooked = {name for name, algorithm in algorithms().items() if algorithm.warm_up is not None}
-    shares = sorted([*(tuple(names) for names in families.values()), ()],
-                    key=lambda share: 0 if hooked & set(share) else 2 if share else 1)
+    shares = sorted([(backend, tuple(names)) for backend in marks
+                     for names in [*_families(backend).values(), []]],
+                    key=lambda pair: (0 if hooked & set(pair[1]) else 2 if pair[1] else 1,
+                                      pair[0] != "gpu"))
     failed = False
     # spawn, not fork: each child starts CUDA and Numba's threads of its own
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_compile, tuple(marks), share): share for share in shares}
+        futures = {pool.submit(_compile, backend, share): (backend, share)
+                   for backend, share in shares}
         for future in as_completed(futures):
+            backend, share = futures[future]
+            what = f"{', '.join(share) or 'generators and parser'} ({backend})"
             try:
-                log.info("compiled %s in %.1f s", ", ".join(futures[future]) or
-                         "generators and parser", future.result())
+                log.info("compiled %s in %.1f s", what, future.result())
             except Exception as exc:
                 failed = True
-                log.warning("compiling %s in a helper process failed: %s",
-                            ", ".join(futures[future]) or "generators and parser", exc)
+                log.warning("compiling %s in a helper process failed: %s", what, exc)
     log.info("compiled the %s kernels in %d processes in %.1f s", " and ".join(marks),
              processes, time.perf_counter() - start)
     for backend, mark in marks.items():

@@ -15,10 +15,10 @@ from graphgpu.workers import warmup
 
 class InProcessPool:
     """The compile pool's interface, run here: records what the helper processes would get
-    (``(backends, share)`` per submit) and runs nothing. Called like the pool's class."""
+    (``(backend, share)`` per submit) and runs nothing. Called like the pool's class."""
 
     def __init__(self) -> None:
-        self.submitted: list[tuple[object, tuple[str, ...]]] = []
+        self.submitted: list[tuple[object, tuple[str, ...]]] = []  # (backend, share)
 
     def __call__(self, *args: object, **kwargs: object) -> InProcessPool:
         return self
@@ -29,8 +29,8 @@ class InProcessPool:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def submit(self, fn: object, backends: object, share: tuple[str, ...]) -> Future:
-        self.submitted.append((backends, share))
+    def submit(self, fn: object, backend: object, share: tuple[str, ...]) -> Future:
+        self.submitted.append((backend, share))
         future: Future = Future()
         future.set_result(0.0)  # the share's seconds
         return future
@@ -145,9 +145,9 @@ def test_inputs_warm_up_runs_every_generator(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A GPU worker's first start: one pool, each family (and the inputs) once with both
-    backends (a family's CPU and GPU code share Numba functions: one process compiles them),
-    each backend gets its stamp, and a second start runs nothing."""
+    """A GPU worker's first start: one pool, each family (and the inputs) once per backend,
+    the hooked families' GPU shares first; each backend gets its stamp, and a second start runs
+    nothing."""
     monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
     pool = InProcessPool()
@@ -156,11 +156,14 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
     from graphgpu.kernels.core.registry import algorithms
 
     submitted = pool.submitted
-    assert {backends for backends, _ in submitted} == {("gpu", "cpu")}
-    names = [name for _, share in submitted for name in share]
-    assert sorted(names) == sorted(algorithms()) and () in [share for _, share in submitted]
-    louvain = next(share for _, share in submitted if "louvain" in share)
-    assert "leiden" in louvain  # one family, one share
+    for backend in ("gpu", "cpu"):
+        shares = [share for each, share in submitted if each == backend]
+        assert sorted(name for share in shares for name in share) == sorted(algorithms())
+        assert () in shares
+        louvain = next(share for share in shares if "louvain" in share)
+        assert "leiden" in louvain  # one family, one share
+    first = submitted[0]
+    assert first[0] == "gpu" and any(algorithms()[name].warm_up for name in first[1])
     for backend in ("gpu", "cpu"):
         assert json.loads(warmup.stamp_path(backend).read_text())["fingerprint"] == \
             f"code-{backend}"
