@@ -9,6 +9,20 @@ START_SHARE = 0.2
 #: ... and the share its first CND* start may take (its set keeps the answer no worse than
 #: greedy); where even that does not fit, the run starts without one.
 FIRST_START_SHARE = 0.5
+#: Where the memetic improver has a first descent (CPU: ruin and regrow), the greedy removal
+#: start runs only if k walks of the graph (its cost, about) fit in this share of the limit.
+REMOVAL_SHARE = 0.05
+#: Ruin and regrow (CPU): on a start whose largest component has at least this many nodes,
+#: until ``RUIN_STALL`` rounds in a row bring nothing better (or ``START_SHARE`` of the limit
+#: has passed); a round deletes up to k / ``RUIN_DIVISOR`` nodes (a quarter of that at least).
+#: ca-CondMat (k = 2,313), from a CND* set of 39.5M pairs, 1.5 s on the VM: 8.3M / 7.8M
+#: (seeds 0 / 1) with 192; 15.5M / 14.0M with 48, 10.3M / 9.7M with 96, 10.6M with 400.
+RUIN_NODES = 1000
+RUIN_STALL = 300
+RUIN_DIVISOR = 12
+#: CND* starts of a memetic run at least (time permitting) when its population takes fewer:
+#: the best one goes on (ca-CondMat, k = 2,313: seeds 0-2 all ~62M pairs, seeds 0-7 39.5M).
+STARTS_MIN = 8
 #: Share of a memetic run's time limit that building (and improving) its first population may
 #: take; the generations have the rest.
 POPULATION_SHARE = 0.3
