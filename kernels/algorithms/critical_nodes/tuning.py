@@ -17,7 +17,9 @@ REMOVAL_SHARE = 0.05
 #: has passed); a round deletes up to k / ``RUIN_DIVISOR`` nodes (a quarter of that at least).
 #: ca-CondMat (k = 2,313), from a CND* set of 39.5M pairs, 1.5 s on the VM: 8.3M / 7.8M
 #: (seeds 0 / 1) with 192; 15.5M / 14.0M with 48, 10.3M / 9.7M with 96, 10.6M with 400.
-RUIN_NODES = 1000
+#: ca-HepTh (k = 988, CND* giants of 277-553 nodes), memetic 5 s, 3 runs per seed: 114.5k mean
+#: with 200 nodes, 116.7k with 1000 (no descent there); ca-GrQc's giants (~35) never get one.
+RUIN_NODES = 200
 RUIN_STALL = 300
 RUIN_DIVISOR = 12
 #: CND* starts of a memetic run at least (time permitting) when its population takes fewer:
