@@ -1,19 +1,22 @@
 """critical_nodes: CND*'s growth from any deleted set (``regrow``) and the CPU's ruin and regrow
 (valid k-sets, exact objectives, never worse than its start, determinism, its place in the
-memetic run)."""
+memetic run, cancel)."""
 
 from __future__ import annotations
 
 import math
+import time
 
 import networkx as nx
 import numpy as np
+import pytest
 
 from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, regrow
 from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow, label_kept
 from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_NODES
+from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.registry import no_progress
 from tests.kernels.algorithms.critical_nodes.test_critical_nodes import (
     check,
@@ -95,3 +98,25 @@ def test_memetic_with_a_large_giant_stays_valid_and_beats_greedy() -> None:
                                                  seed=0), no_progress)
     check(g, graph, result, k)
     assert result.summary["objective"] <= greedy.summary["objective"]
+
+
+def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=4)
+    graph = from_nx(g)
+    k = 4 * RUIN_NODES // 20
+    called = []
+    real = RuinRegrow.__call__
+
+    def descent(self, nodes, stall, deadline):  # a stall count that never ends it
+        called.append(True)
+        return real(self, nodes, 10**9, deadline)
+
+    def cancel(fraction: float, message: str = "") -> None:
+        if called and "memetic generation" in message:  # the heartbeat inside the rounds
+            raise JobCanceled("canceled by request while running")
+
+    monkeypatch.setattr(RuinRegrow, "__call__", descent)
+    tick = time.perf_counter()
+    with pytest.raises(JobCanceled):
+        critical_nodes_cpu(graph, CndParams(k=k, method="memetic", time_limit_s=600), cancel)
+    assert called and time.perf_counter() - tick < 60  # long before its share (120 s)
