@@ -10,11 +10,14 @@ crossover) with reduce-solve-combine restarts:
 * Anytime: the k highest-degree nodes are the first answer (milliseconds), then the backend's
   CND* starts (as many as a share of the time limit allows), then the greedy removal, then
   each improved population member; every new best is reported through
-  ``progress`` and kept in the timeline.
+  ``progress`` and kept in the timeline. An improver with a ``descend`` method (the CPU's
+  ruin and regrow, :mod:`~graphgpu.kernels.algorithms.critical_nodes.ruin`) takes the best
+  start down first, and there the greedy removal runs only where it is cheap.
 * Crossover keeps the nodes both parents delete (the backbone) and fills the rest greedily by
-  exact articulation gains (:func:`greedy_fill`, the gain of a component is cached until the
-  component changes); where that would take more than ``FILL_SHARE`` of the time limit (large
-  k on large graphs), several nodes per walk (:func:`fill_round`).
+  exact articulation gains (:func:`greedy_fill` in
+  :mod:`~graphgpu.kernels.algorithms.critical_nodes.fill`, the gain of a component is cached
+  until the component changes); where that would take more than ``FILL_SHARE`` of the time
+  limit (large k on large graphs), several nodes per walk (:func:`fill_round`).
 * The improvement runs swap moves until ``patience_for(k)`` moves bring no new best; on both
   backends one removal in ``RANDOM_MOVE`` (see
   :mod:`~graphgpu.kernels.algorithms.critical_nodes.tuning`) takes a random node of the
@@ -55,6 +58,7 @@ from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     QUALITY_WEIGHT,
     RANDOM_SHARE,
     REMOVAL_SHARE,
+    RUIN_SHARE,
     STALL_GENERATIONS,
     START_SHARE,
 )
@@ -326,7 +330,7 @@ class Memetic:
             initial.append(self.filler.complete(none, self.started + START_SHARE * span))
         initial.sort(key=self.filler.evaluate)  # the best improved first
         if descend is not None:
-            initial[0] = descend(initial[0], self.started + START_SHARE * span)
+            initial[0] = descend(initial[0], self.started + RUIN_SHARE * span)
             self.offer(self.filler.evaluate(initial[0]), initial[0])
         self.until = self.started + POPULATION_SHARE * span  # then the generations
         for i in range(0, len(initial), self.batch):
