@@ -144,7 +144,7 @@ class CpuImprover:
         ruin = RuinRegrow(self.graph, self.k, self.seed)
         if ruin.largest(nodes) < RUIN_NODES:
             return nodes
-        ruin.tick = self.tick
+        ruin.tick, ruin.report = self.tick, self.report
         return ruin(nodes, RUIN_STALL, deadline)[1]
 
 

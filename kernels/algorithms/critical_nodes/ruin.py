@@ -136,6 +136,8 @@ class RuinRegrow:
                        np.zeros(n, np.int64)]
         self.rounds = 0
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
+        #: Called with each better set between batches (the memetic driver's offer).
+        self.report: Callable[[int, np.ndarray], Any] | None = None
 
     def largest(self, nodes: np.ndarray) -> int:
         """Size of the largest component left when ``nodes`` are deleted."""
@@ -158,9 +160,12 @@ class RuinRegrow:
         while self.ctl[_STALL] < stall and time.perf_counter() < deadline:
             self.tick()
             tick = time.perf_counter()
+            before = self.ctl[_BEST]
             self.rounds += ruin_rounds(g.indptr, g.indices, self.k, batch, stall, self.lo,
                                        self.hi, self.ctl, best_comp, best_sizes, comp, sizes,
                                        queue, pool, cum)
+            if self.report is not None and self.ctl[_BEST] < before:
+                self.report(int(self.ctl[_BEST]), np.flatnonzero(best_comp == 0))
             # Batches of ~10 ms: the deadline and cancel checks stay prompt.
             spent = max(time.perf_counter() - tick, 1e-6)
             batch = max(1, min(batch * 2, int(batch * 0.01 / spent)))

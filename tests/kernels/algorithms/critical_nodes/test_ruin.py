@@ -120,3 +120,17 @@ def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(JobCanceled):
         critical_nodes_cpu(graph, CndParams(k=k, method="memetic", time_limit_s=600), cancel)
     assert called and time.perf_counter() - tick < 60  # long before its share (120 s)
+
+
+def test_descent_reports_its_better_sets_as_they_come() -> None:
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=6)
+    graph = from_nx(g)
+    k = 4 * RUIN_NODES // 20
+    seen = []
+    improver = CpuImprover(graph, k, 1)
+    improver.report = lambda objective, nodes: seen.append((objective, nodes))
+    out = improver.descend(np.arange(k), math.inf)
+    assert seen and [o for o, _ in seen] == sorted({o for o, _ in seen}, reverse=True)
+    for objective, nodes in seen:
+        assert objective == pairs_left(g, set(nodes.tolist()))
+    assert seen[-1][0] == pairs_left(g, set(out.tolist()))
