@@ -106,6 +106,7 @@ class CpuImprover:
         self.chain = SearchState(graph.indptr, graph.indices, np.arange(k), seed)
         self.patience = patience_for(k)
         self.moves = 0  # made so far (the summary's iterations)
+        self.descents = 0  # ruin-and-regrow descents so far (each its own random stream)
         #: Called with each chain's improvements as they come (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
@@ -141,7 +142,8 @@ class CpuImprover:
         component they leave has ``RUIN_NODES`` nodes or more (else ``nodes`` as they are):
         on a giant a swap move walks thousands of nodes to exchange a few, and on a mid-sized
         one (ca-HepTh) the rounds' larger steps find sets the chain alone does not."""
-        ruin = RuinRegrow(self.graph, self.k, self.seed)
+        ruin = RuinRegrow(self.graph, self.k, self.seed + 7919 * self.descents)
+        self.descents += 1
         if ruin.largest(nodes) < RUIN_NODES:
             return nodes
         ruin.tick, ruin.report = self.tick, self.report

@@ -345,6 +345,8 @@ class Memetic:
         self.until = self.deadline
         # No full population in its time (large n * k): improve the best again and again.
         while generations is None and len(self.members) < self.size and not self.out_of_time():
+            if descend is not None:  # the descent again from the chain's best (it stalls fast)
+                descend(self.best[1], self.deadline)
             self.improved([self.best[1]])
             self.migrate()
         stall = 0
