@@ -19,11 +19,15 @@ from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, greedy_mis
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
+from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     FIRST_START_SHARE,
     MAX_LISTED,
+    RUIN_NODES,
+    RUIN_STALL,
     START_SHARE,
+    STARTS_MIN,
     patience_for,
 )
 from graphgpu.kernels.core.graph import Graph
@@ -94,12 +98,15 @@ def search_cpu(graph: Graph, start: np.ndarray, objective: int, seed: int, patie
 
 class CpuImprover:
     """The memetic search's improvement step on the CPU: one swap-search chain, reset per set,
-    run until ``patience_for(k)`` moves bring no new best (or ``moves`` moves)."""
+    run until ``patience_for(k)`` moves bring no new best (or ``moves`` moves); before it, on
+    the first population's best set, ruin-and-regrow rounds (:meth:`descend`)."""
 
     def __init__(self, graph: Graph, k: int, seed: int) -> None:
+        self.graph, self.k, self.seed = graph, k, seed
         self.chain = SearchState(graph.indptr, graph.indices, np.arange(k), seed)
         self.patience = patience_for(k)
         self.moves = 0  # made so far (the summary's iterations)
+        self.descents = 0  # ruin-and-regrow descents so far (each its own random stream)
         #: Called with each chain's improvements as they come (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
@@ -128,14 +135,28 @@ class CpuImprover:
             out.append((chain.best_objective, chain.best.astype(np.int64)))
         return out
 
+    def descend(self, nodes: np.ndarray, deadline: float) -> np.ndarray:
+        """``nodes`` after ruin-and-regrow rounds
+        (:class:`~graphgpu.kernels.algorithms.critical_nodes.ruin.RuinRegrow`) until
+        ``RUIN_STALL`` rounds bring nothing better or ``deadline`` passes, where the largest
+        component they leave has ``RUIN_NODES`` nodes or more (else ``nodes`` as they are):
+        on a giant a swap move walks thousands of nodes to exchange a few, and on a mid-sized
+        one (ca-HepTh) the rounds' larger steps find sets the chain alone does not."""
+        ruin = RuinRegrow(self.graph, self.k, self.seed + 7919 * self.descents)
+        self.descents += 1
+        if ruin.largest(nodes) < RUIN_NODES:
+            return nodes
+        ruin.tick, ruin.report = self.tick, self.report
+        return ruin(nodes, RUIN_STALL, deadline)[1]
+
 
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray]:
     """CND* sets from seeds ``seed, seed + 1, ...`` for a memetic population: as many as the
-    population takes, fewer where their estimated cost passes ``START_SHARE`` of the time
-    ``limit`` (the first: ``FIRST_START_SHARE``; by the estimate, not the clock, so the count
-    depends on the parameters only)."""
+    population takes (``STARTS_MIN`` at least: the best goes on), fewer where their estimated
+    cost passes ``START_SHARE`` of the time ``limit`` (the first: ``FIRST_START_SHARE``; by
+    the estimate, not the clock, so the count depends on the parameters only)."""
     cost = max(cnd_seconds(graph, k), 1e-9)
-    count = min(sizes_for(graph.n, k)[0] - 1,
+    count = min(max(sizes_for(graph.n, k)[0] - 1, STARTS_MIN),
                 max(int(START_SHARE * limit / cost), int(cost <= FIRST_START_SHARE * limit)))
     comp = np.zeros(graph.n, np.int64)
     sizes = np.zeros(graph.n + 1, np.int64)

@@ -123,21 +123,8 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
     """CND* (the paper's Fig. 2-5) from the seeded MIS; returns the objective.
 
     On return ``comp[v] == 0`` marks the k removed (forbidden) nodes and ``comp[v] = c > 0`` the
-    component of a kept one, with ``sizes[c]`` its size (the paper's invariants). Each step
-    restores the forbidden node whose return joins the fewest pairs, the smallest node on ties:
-    the paper's choice, found here in near-linear time instead of a rescan of every candidate.
-
-    * The candidates sit in a heap by (cost, node) whose keys are lower bounds of their costs:
-      the top is recomputed when popped (O(its degree)) and taken only when its key is exact.
-      A cost only grows when a neighbouring component grows, so most keys stay valid bounds.
-    * A cost can fall only when two of a candidate's neighbouring components merge; then it is
-      next to a member of the smaller ones. A merge keeps the largest piece's id and relabels
-      the others (small to large: O(V log V) relabels, O(E log V) neighbour scans in all), and
-      every forbidden neighbour of a relabelled node gets its exact cost pushed again (older
-      entries are voided by a version count).
-    * Candidates next to one large component sit in a second heap, keyed by cost minus that
-      component's size, which its growth does not lower: otherwise every candidate that joins
-      the giant alone would go stale at each step (2-2.5x faster on ca-CondMat and dblp-2010).
+    component of a kept one, with ``sizes[c]`` its size (the paper's invariants). The growth
+    back to k forbidden nodes is :func:`regrow`.
     """
     n = indptr.shape[0] - 1
     in_mis = greedy_mis(indptr, indices, seed)
@@ -160,12 +147,46 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
         v -= 1
     if forbidden <= k:
         return np.int64(0)
+    return regrow(indptr, indices, k, comp, sizes)
+
+
+@numba.njit(cache=True, nogil=True)
+def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
+           sizes: np.ndarray) -> np.int64:
+    """Restore forbidden nodes until k are left, each step the one whose return joins the
+    fewest pairs (the smallest node on ties); returns the objective.
+
+    On entry ``comp[v] == 0`` marks more than k forbidden nodes and ``comp[v] = c > 0`` the
+    component of a kept one, its id ``c = u + 1`` for one of its members u, ``sizes[c]`` its
+    size (CND*'s MIS: every kept node alone). The return is found in near-linear time instead
+    of a rescan of every candidate:
+
+    * The candidates sit in a heap by (cost, node) whose keys are lower bounds of their costs:
+      the top is recomputed when popped (O(its degree)) and taken only when its key is exact.
+      A cost only grows when a neighbouring component grows, so most keys stay valid bounds.
+    * A cost can fall only when two of a candidate's neighbouring components merge; then it is
+      next to a member of the smaller ones. A merge keeps the largest piece's id and relabels
+      the others (small to large: O(V log V) relabels, O(E log V) neighbour scans in all), and
+      every forbidden neighbour of a relabelled node gets its exact cost pushed again (older
+      entries are voided by a version count).
+    * Candidates next to one large component sit in a second heap, keyed by cost minus that
+      component's size, which its growth does not lower: otherwise every candidate that joins
+      the giant alone would go stale at each step (2-2.5x faster on ca-CondMat and dblp-2010).
+    """
+    n = indptr.shape[0] - 1
+    forbidden = 0
     # Members of each component as a linked list (head by component id, next by node).
     head = np.full(n + 1, -1, np.int64)
     nxt = np.full(n, -1, np.int64)
+    total = np.int64(0)
     for v in range(n):
-        if comp[v] != 0:
+        if comp[v] == 0:
+            forbidden += 1
+        else:
+            nxt[v] = head[comp[v]]
             head[comp[v]] = v
+    for c in range(1, n + 1):
+        total += pairs(sizes[c])
     mark = np.zeros(n + 1, np.int64)
     dirty = np.zeros(n, np.int64)
     ver = np.zeros(n, np.int64)
@@ -183,7 +204,6 @@ def cnd_star(indptr: np.ndarray, indices: np.ndarray, k: int, seed: np.uint64,
             _heap_push(hscore, hnode, hver, count,
                        _join_cost(indptr, indices, comp, sizes, mark, stamp, x), x, 0)
             count += 1
-    total = np.int64(0)
     pieces = np.empty(n, np.int64)
     while forbidden > k:
         while count > 0 and (hver[0] != ver[hnode[0]] or comp[hnode[0]] != 0):

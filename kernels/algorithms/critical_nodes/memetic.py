@@ -10,11 +10,14 @@ crossover) with reduce-solve-combine restarts:
 * Anytime: the k highest-degree nodes are the first answer (milliseconds), then the backend's
   CND* starts (as many as a share of the time limit allows), then the greedy removal, then
   each improved population member; every new best is reported through
-  ``progress`` and kept in the timeline.
+  ``progress`` and kept in the timeline. An improver with a ``descend`` method (the CPU's
+  ruin and regrow, :mod:`~graphgpu.kernels.algorithms.critical_nodes.ruin`) takes the best
+  start down first, and there the greedy removal runs only where it is cheap.
 * Crossover keeps the nodes both parents delete (the backbone) and fills the rest greedily by
-  exact articulation gains (:func:`greedy_fill`, the gain of a component is cached until the
-  component changes); where that would take more than ``FILL_SHARE`` of the time limit (large
-  k on large graphs), several nodes per walk (:func:`fill_round`).
+  exact articulation gains (:func:`greedy_fill` in
+  :mod:`~graphgpu.kernels.algorithms.critical_nodes.fill`, the gain of a component is cached
+  until the component changes); where that would take more than ``FILL_SHARE`` of the time
+  limit (large k on large graphs), several nodes per walk (:func:`fill_round`).
 * The improvement runs swap moves until ``patience_for(k)`` moves bring no new best; on both
   backends one removal in ``RANDOM_MOVE`` (see
   :mod:`~graphgpu.kernels.algorithms.critical_nodes.tuning`) takes a random node of the
@@ -38,22 +41,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
 import numpy as np
 from scipy import sparse
 
 from graphgpu.kernels.algorithms.critical_nodes.cost import walk_seconds
-from graphgpu.kernels.algorithms.critical_nodes.greedy import pairs
-from graphgpu.kernels.algorithms.critical_nodes.moves import (
-    CTL_FREE,
-    CTL_OBJ,
-    best_cut,
-    components,
-    delete_node,
-    delete_split,
-    delete_whole,
-    load_set,
-)
+from graphgpu.kernels.algorithms.critical_nodes.fill import fill_round, greedy_fill
+from graphgpu.kernels.algorithms.critical_nodes.moves import CTL_OBJ, load_set
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     BEAT_S,
@@ -64,6 +57,8 @@ from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     POPULATION_SHARE,
     QUALITY_WEIGHT,
     RANDOM_SHARE,
+    REMOVAL_SHARE,
+    RUIN_SHARE,
     STALL_GENERATIONS,
     START_SHARE,
 )
@@ -74,106 +69,6 @@ from graphgpu.kernels.core.registry import Exchange, ProgressFn
 Improver = Callable[[list[np.ndarray], int, float], list[tuple[int, np.ndarray]]]
 #: starts() -> k-sets from the backend's greedy (CND*) starts, for the first population.
 Starts = Callable[[], list[np.ndarray]]
-
-
-@numba.njit(cache=True, nogil=True)
-def greedy_fill(indptr, indices, k, nd, steps, ctl, deleted, label, size, free, dlist, dpos,
-                notabu, seen, queue, disc, low, sub, parent, edge, cut_pairs, cut_nodes, gain,
-                node, root) -> int:
-    """Up to ``steps`` times, delete the node whose removal leaves the fewest pairs.
-
-    ``gain[c]`` (pairs a cut of component c saves, -1 when unknown) and ``node[c]`` cache each
-    component's best cut; a deletion invalidates only the pieces of the component it split
-    (they are next to the deleted node, and ``root[c]`` remembers one member of each). Returns
-    the new number of deleted nodes (at most ``k``).
-    """
-    n = indptr.shape[0] - 1
-    done = 0
-    while nd < k and done < steps:
-        best_c, best_gain = -1, np.int64(-1)
-        for c in range(n):
-            if size[c] < 2:
-                continue
-            if gain[c] < 0:
-                v, left = best_cut(indptr, indices, deleted, label, size, notabu, ctl, root[c],
-                                   queue, disc, low, sub, parent, edge, cut_pairs, cut_nodes)
-                node[c] = v
-                gain[c] = pairs(size[c]) - left
-            if gain[c] > best_gain:
-                best_c, best_gain = c, gain[c]
-        if best_c >= 0:
-            v = node[best_c]
-        else:  # only isolated nodes left: any of them
-            v = 0
-            while deleted[v]:
-                v += 1
-        if best_c >= 0 and best_gain == size[best_c] - 1:  # no split: labels stay
-            nd = delete_whole(deleted, label, size, free, dlist, dpos, ctl, v, nd)
-        elif best_c >= 0:  # the cached walk of the component is still valid: it is unchanged
-            nd = delete_split(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen,
-                              queue, low, sub, parent, edge, v, nd)
-        else:
-            nd = delete_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen,
-                             queue, v, nd)
-        for j in range(indptr[v], indptr[v + 1]):
-            w = indices[j]
-            if not deleted[w]:
-                gain[label[w]] = -1
-                root[label[w]] = w
-        done += 1
-    return nd
-
-
-@numba.njit(cache=True, nogil=True)
-def fill_round(indptr, indices, k, nd, batch, ctl, deleted, label, size, free, dlist, dpos,
-               notabu, queue, disc, low, sub, parent, edge, cut_pairs, cut_nodes) -> int:
-    """One round of the batched completion: one walk of every component, then the ``batch``
-    nodes whose single removal saves the most pairs are deleted together and the components
-    are relabelled once: O(V + E) per ``batch`` nodes instead of per node, for large k on
-    large graphs (the gains of a round's later nodes are estimates). Returns the new count."""
-    n = indptr.shape[0] - 1
-    walked = np.zeros(n, np.uint8)
-    cand = np.empty(n, np.int64)
-    gains = np.empty(n, np.int64)
-    m = 0
-    for v in range(n):
-        if deleted[v]:
-            continue
-        c = label[v]
-        if size[c] < 2 or walked[c]:
-            continue
-        walked[c] = 1
-        best_cut(indptr, indices, deleted, label, size, notabu, ctl, v, queue, disc, low, sub,
-                 parent, edge, cut_pairs, cut_nodes)
-        for i in range(size[c]):  # the walk leaves the members in ``queue``
-            x = queue[i]
-            cand[m] = x
-            gains[m] = pairs(size[c]) - cut_pairs[x]
-            m += 1
-    take = min(batch, k - nd)
-    if m > 0:
-        order = np.argsort(-gains[:m], kind="mergesort")  # stable: ties by node id
-        take = min(take, m)
-        for i in range(take):
-            x = cand[order[i]]
-            deleted[x] = 1
-            dlist[nd] = x
-            dpos[x] = nd
-            nd += 1
-    else:  # only isolated nodes left
-        v = 0
-        while take > 0:
-            if not deleted[v]:
-                deleted[v] = 1
-                dlist[nd] = v
-                dpos[v] = nd
-                nd += 1
-                take -= 1
-            v += 1
-    obj, nfree = components(indptr, indices, deleted, label, size, free, queue)
-    ctl[CTL_OBJ] = obj
-    ctl[CTL_FREE] = nfree
-    return nd
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
@@ -421,12 +316,22 @@ class Memetic:
         self.offer(self.filler.evaluate(hubs), hubs)
         # CND* starts offered as they are (never worse than greedy from here), then the greedy
         # removal by articulation gains (trees, hubs) in START_SHARE of the time; all improved.
+        # An improver with a first descent (the CPU's ruin and regrow) takes the best set down
+        # first where its largest component is large; there the removal only runs when its k
+        # walks of the graph fit in REMOVAL_SHARE of the time (on ca-CondMat, 5 s: 1 s for
+        # 59.5M pairs, cut and padded, against CND*'s ~40M).
         initial = self.starts() if self.starts is not None else []
         for nodes in initial:
             self.offer(self.filler.evaluate(nodes), nodes)
         span, none = self.deadline - self.started, np.zeros(0, np.int32)
-        initial.append(self.filler.complete(none, self.started + START_SHARE * span))
+        descend = getattr(self.improve, "descend", None)
+        if (not initial or descend is None
+                or self.k * walk_seconds(self.graph) <= REMOVAL_SHARE * span):
+            initial.append(self.filler.complete(none, self.started + START_SHARE * span))
         initial.sort(key=self.filler.evaluate)  # the best improved first
+        if descend is not None:
+            initial[0] = descend(initial[0], self.started + RUIN_SHARE * span)
+            self.offer(self.filler.evaluate(initial[0]), initial[0])
         self.until = self.started + POPULATION_SHARE * span  # then the generations
         for i in range(0, len(initial), self.batch):
             if self.out_of_time():
@@ -440,6 +345,8 @@ class Memetic:
         self.until = self.deadline
         # No full population in its time (large n * k): improve the best again and again.
         while generations is None and len(self.members) < self.size and not self.out_of_time():
+            if descend is not None:  # the descent again from the chain's best (it stalls fast)
+                descend(self.best[1], self.deadline)
             self.improved([self.best[1]])
             self.migrate()
         stall = 0

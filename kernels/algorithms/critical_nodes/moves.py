@@ -17,7 +17,9 @@ from graphgpu.kernels.algorithms.common.bfs import label_components
 from graphgpu.kernels.algorithms.critical_nodes.greedy import GOLDEN, mix, pairs
 
 CTL_OBJ, CTL_FREE, CTL_ITER, CTL_RNG, CTL_BEST, CTL_BEST_ITER, CTL_STALL, CTL_STAMP = range(8)
-CTL_SIZE = 8
+#: The stamp before which every cached return cost of the swap search is void (a reload).
+CTL_EPOCH = 8
+CTL_SIZE = 9
 
 
 @numba.njit(cache=True, inline="always")

@@ -16,6 +16,7 @@ from graphgpu.kernels.algorithms.critical_nodes.greedy import mix, pairs
 from graphgpu.kernels.algorithms.critical_nodes.moves import (
     CTL_BEST,
     CTL_BEST_ITER,
+    CTL_EPOCH,
     CTL_ITER,
     CTL_OBJ,
     CTL_RNG,
@@ -23,7 +24,6 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
     CTL_STALL,
     CTL_STAMP,
     best_cut,
-    cheapest_restore,
     delete_node,
     delete_split,
     delete_whole,
@@ -56,9 +56,23 @@ def _pick_component(label, size, n, ctl, queue) -> int:
     return queue[rand_below(ctl, count)]
 
 
+@numba.njit(cache=True, inline="always")
+def void_label(ctl, changed, c) -> None:
+    """Mark label ``c`` changed now: the cached return costs next to it are read again."""
+    ctl[CTL_STAMP] += 1
+    changed[c] = ctl[CTL_STAMP]
+
+
+@numba.njit(cache=True, inline="always")
+def void_all(ctl) -> None:
+    """Every cached return cost void (the state was reloaded or changed wholesale)."""
+    ctl[CTL_STAMP] += 1
+    ctl[CTL_EPOCH] = ctl[CTL_STAMP]
+
+
 @numba.njit(cache=True, nogil=True)
 def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist, dpos, tabu,
-                 seen, queue, cut_pairs, c, it, shake, top) -> int:
+                 seen, queue, cut_pairs, c, it, shake, top, scored, changed) -> int:
     """Delete the ``block`` non-tabu members of component ``c`` whose single removals leave the
     fewest pairs (by the :func:`best_cut` walk just made, which left its members in ``queue``
     and their pairs left in ``cut_pairs``; ties: the higher degree, whose removal most
@@ -72,7 +86,8 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
     member instead (the memetic improvement's diversification). The ``block`` best members
     are ranked in one pass into ``top`` (a pick skips those a random pick took): at most
     ``block`` deletions never need more. Returns the new number of deleted nodes (k when
-    every member is tabu: nothing changes).
+    every member is tabu: nothing changes). The picks' and ``c``'s cached return costs are
+    voided (``scored``, ``changed``: see :func:`block_restore`).
     """
     total = size[c]
     ranked = 0
@@ -108,10 +123,12 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
         deleted[pick] = 1
         dlist[nd] = pick
         dpos[pick] = nd
+        scored[pick] = -1
         nd += 1
         tabu[pick] = it + 1 + rand_below(ctl, 3)
     if nd == k:
         return k
+    void_label(ctl, changed, c)
     after = np.int64(0)
     for i in range(k, nd):  # the pieces, each walked once (a walk gives its nodes new labels)
         v = dlist[i]
@@ -134,29 +151,26 @@ def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, d
     but each candidate's neighbours are read once per block: on ca-CondMat a scan of the
     ~2,300 deleted hubs' neighbours took 70% of a block move's time, once per returned node.
 
-    ``scored[u]``: the stamp at which u's ``cost`` was taken (-1: a neighbour came back), its
+    ``scored[u]``: the stamp at which u's ``cost`` was taken (-1: a neighbour came back, or
+    u was deleted since; at most ``ctl[CTL_EPOCH]``: the state was reloaded since), its
     distinct neighbouring labels at ``nl[off[u]:off[u] + cnt[u]]``. A return merges the
     labels next to it into the largest: ``changed[c]`` (merged away, or reused from the free
     list) and ``grown[c]`` (the largest, its size changed) are the stamps at which that last
-    happened. A candidate next to a changed label is read again, one next to a grown label
-    only recounted from its labels. Returns k.
+    happened; a deletion marks its node's old label changed (:func:`void_label`). A
+    candidate next to a changed label is read again, one next to a grown label only
+    recounted from its labels. The costs stay cached from one call to the next: a move
+    reads again only the candidates next to what it changed (on ca-CondMat, ~2,300 deleted
+    hubs, the first scan of each call had taken most of a move's time). Returns k.
     """
-    at = 0
-    for i in range(nd):
-        u = dlist[i]
-        if tabu[u] > it:
-            continue
-        off[u] = at
-        cost[u], cnt[u] = restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, nl, at)
-        scored[u] = ctl[CTL_STAMP]
-        at += indptr[u + 1] - indptr[u]  # room for every label it may see later
     while nd > k:
         best_u, best_cost, ties = -1, np.int64(0), 0
         for i in range(nd):
             u = dlist[i]
             if tabu[u] > it:
                 continue
-            when, state = scored[u], 0 if scored[u] >= 0 else 2  # 1: recount, 2: read again
+            when = scored[u]
+            state = 0 if when > ctl[CTL_EPOCH] else 2  # 1: recount, 2: read again
+            off[u] = indptr[u]  # room for every label it may see
             for j in range(off[u], off[u] + cnt[u]):
                 if state == 2:
                     break
@@ -244,7 +258,8 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
         swaps = 1
         if block > 1:  # a giant component: several exchanges per walk
             nd = block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist,
-                              dpos, tabu, seen, queue, cut_pairs, c, it, patience < 0, top)
+                              dpos, tabu, seen, queue, cut_pairs, c, it, patience < 0, top,
+                              scored, changed)
             block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist,
                           dpos, tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed,
                           grown)
@@ -265,10 +280,12 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
                 nd = delete_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl,
                                  seen, queue, v, k)
             tabu[v] = it + 1 + rand_below(ctl, 3)  # stays out: may not be restored right away
-            u = cheapest_restore(indptr, indices, deleted, label, size, dlist, nd, tabu, ctl, mark)
-            restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen, queue,
-                         u, nd)
-            tabu[u] = it + 1 + rand_below(ctl, 3 + k // 10)
+            scored[v] = -1
+            void_label(ctl, changed, c)
+            # The cheapest return (:func:`cheapest_restore`'s pick), from the cached costs.
+            block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist,
+                          dpos, tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed,
+                          grown)
         ctl[CTL_ITER] = it + 1
         if ctl[CTL_OBJ] < ctl[CTL_BEST]:
             ctl[CTL_BEST] = ctl[CTL_OBJ]
@@ -290,6 +307,7 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
                 restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen,
                          queue, y, nd)
                 tabu[y] = ctl[CTL_ITER] + 2
+            void_all(ctl)
 
 
 class SearchState:
@@ -337,6 +355,7 @@ class SearchState:
         self.best[:] = start
         self.tabu[:] = 0
         self.ctl[CTL_STALL] = 0
+        void_all(self.ctl)
         load_set(self.indptr, self.indices, self.best, self.deleted, self.label, self.size,
                  self.free, self.dlist, self.dpos, self.ctl, self.queue)
         self.ctl[CTL_BEST] = self.ctl[CTL_OBJ]

@@ -9,6 +9,31 @@ START_SHARE = 0.2
 #: ... and the share its first CND* start may take (its set keeps the answer no worse than
 #: greedy); where even that does not fit, the run starts without one.
 FIRST_START_SHARE = 0.5
+#: Where the memetic improver has a first descent (CPU: ruin and regrow), the greedy removal
+#: start runs only if k walks of the graph (its cost, about) fit in this share of the limit.
+REMOVAL_SHARE = 0.05
+#: Ruin and regrow (CPU): on a start whose largest component has at least ``RUIN_NODES``
+#: nodes, until ``RUIN_STALL`` rounds in a row bring nothing better or ``RUIN_SHARE`` of the
+#: limit has passed; a round deletes up to k / ``RUIN_DIVISOR`` nodes (a quarter of that at
+#: least) of the components of at least 1 / ``RUIN_POOL`` of the largest's size.
+#: ca-CondMat (k = 2,313), from a CND* set of 39.5M pairs, rounds alone for 1.5 s on the VM
+#: (seeds 0 / 1): pool 1/2: 8.3M / 7.8M (divisor 12; 48: 15.5M / 14.0M, 24: 10.3M / 9.7M,
+#: 6: 10.6M); the largest alone 13.4M / 10.0M; 1/4: 5.0M / 5.1M; 1/8: 2.8M / 3.6M; 1/16:
+#: 4.2M / 3.9M; 1/64: 5.3M / 5.2M. Memetic 5 s with pool 1/8, rounds until 0.2 / 0.5 / 0.8
+#: of the limit: 4.6M / 4.2M, 2.54M / 2.65M, 2.42M / 2.70M; ca-HepTh 114k / 110k, 114k /
+#: 111k, 113k / 111k (its rounds stall early). Until 0.6: 2.89M (seed 1, the rounds never
+#: stalled, the chain's last 2 s gained 1%); until 0.9: 2.44M / 2.64M.
+#: ca-HepTh (k = 988, CND* giants of 277-553 nodes), memetic 5 s, 3 runs per seed: 114.5k mean
+#: with ``RUIN_NODES`` 200, 116.7k with 1000 (no descent there); ca-GrQc's giants (~35)
+#: never get one.
+RUIN_NODES = 200
+RUIN_STALL = 300
+RUIN_DIVISOR = 12
+RUIN_POOL = 8
+RUIN_SHARE = 0.9
+#: CND* starts of a memetic run at least (time permitting) when its population takes fewer:
+#: the best one goes on (ca-CondMat, k = 2,313: seeds 0-2 all ~62M pairs, seeds 0-7 39.5M).
+STARTS_MIN = 8
 #: Share of a memetic run's time limit that building (and improving) its first population may
 #: take; the generations have the rest.
 POPULATION_SHARE = 0.3

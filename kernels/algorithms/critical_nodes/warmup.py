@@ -18,6 +18,7 @@ import numpy as np
 from graphgpu.kernels.algorithms.critical_nodes import gpu
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover, greedy_cpu
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler
+from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import patience_for
 from graphgpu.kernels.core.graph import Graph, simple_graph
@@ -45,8 +46,8 @@ def warm_up_graph() -> Graph:
 def warm_up(backend: Backend) -> None:
     """Compile (or load from the disk caches) every step of ``critical_nodes`` on ``backend``:
     greedy starts, the greedy fill (exact and batched), the swap search (plain and with
-    restarts) and the memetic improver; on the GPU also the host start, the multistart, the
-    search chains and the batch improver."""
+    restarts) and the memetic improver (with its ruin and regrow); on the GPU also the host
+    start, the multistart, the search chains and the batch improver."""
     graph = warm_up_graph()
     patience = patience_for(K)
     # Host code both backends run: the exact fill (limit 0), the batched fill (a limit so
@@ -59,6 +60,7 @@ def warm_up(backend: Backend) -> None:
         chain.run(MOVES, patience)
         improve = CpuImprover(graph, K, 1)
         improve([exact], MOVES, math.inf)
+        RuinRegrow(graph, K, 1)(exact, MOVES, math.inf)  # the improver's first descent
         return
     starts = gpu.multistart(graph, K, range(1, 3), no_progress)
     gpu.host_start(graph, K, 1)

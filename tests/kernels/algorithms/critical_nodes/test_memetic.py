@@ -269,7 +269,7 @@ def test_block_moves_pick_what_a_scan_per_node_picks() -> None:
             theirs.tabu[pick] = it + 1 + rand_below(theirs.ctl, 3)
         nd = block_delete(ip, ix, k, block, ours.ctl, ours.deleted, ours.label, ours.size,
                           ours.free, ours.dlist, ours.dpos, ours.tabu, ours.seen, ours.queue,
-                          ours.cut[0], c, it, shake, ours.block[0])
+                          ours.cut[0], c, it, shake, ours.block[0], ours.block[2], ours.block[6])
         assert ours.dlist[k:nd].tolist() == picks
         assert np.array_equal(ours.tabu, theirs.tabu)
         assert np.array_equal(ours.ctl[3], theirs.ctl[3])  # CTL_RNG: the same draws
@@ -483,3 +483,4 @@ def test_gpu_swap_chains_keep_their_objectives_exact() -> None:
             # SciPy's in the result.
             check(g, graph, run(graph, "gpu", method="search", k=k, starts=4,
                                 time_limit_s=0.3), k)
+

@@ -1,0 +1,136 @@
+"""critical_nodes: CND*'s growth from any deleted set (``regrow``) and the CPU's ruin and regrow
+(valid k-sets, exact objectives, never worse than its start, determinism, its place in the
+memetic run, cancel)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu
+from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
+from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, regrow
+from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow, label_kept
+from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_NODES
+from graphgpu.kernels.core.errors import JobCanceled
+from graphgpu.kernels.core.registry import no_progress
+from tests.kernels.algorithms.critical_nodes.test_critical_nodes import (
+    check,
+    from_nx,
+    pairs_left,
+)
+
+
+def state_of(graph, deleted: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """comp / sizes as :func:`regrow` takes them, and the pairs left."""
+    comp = np.ones(graph.n, np.int64)
+    comp[deleted] = 0
+    sizes = np.zeros(graph.n + 1, np.int64)
+    total = label_kept(graph.indptr, graph.indices, comp, sizes, np.zeros(graph.n, np.int64))
+    return comp, sizes, int(total)
+
+
+def test_regrow_matches_a_plain_python_greedy_from_any_set() -> None:
+    g = nx.disjoint_union_all([nx.barabasi_albert_graph(70, 2, seed=3), nx.path_graph(9),
+                               nx.empty_graph(4)])
+    graph = from_nx(g)
+    rng = np.random.default_rng(2)
+    deleted = set(rng.choice(graph.n, 40, replace=False).tolist())
+    comp, sizes, total = state_of(graph, np.array(sorted(deleted)))
+    assert total == pairs_left(g, deleted)
+    k = 12
+    left = set(deleted)
+    while len(left) > k:  # the cheapest return, the smallest node on ties
+        cost = {x: pairs_left(g, left - {x}) for x in sorted(left)}
+        left.remove(min(sorted(left), key=lambda x: cost[x]))
+    objective = regrow(graph.indptr, graph.indices, k, comp, sizes)
+    assert set(np.flatnonzero(comp == 0).tolist()) == left
+    assert objective == pairs_left(g, left)
+    ids, counts = np.unique(comp[comp != 0], return_counts=True)
+    assert np.array_equal(sizes[ids], counts)
+
+
+def test_ruin_regrow_gives_valid_better_sets_deterministically() -> None:
+    g = nx.barabasi_albert_graph(400, 2, seed=5)
+    graph = from_nx(g)
+    k = 40
+    comp = np.zeros(graph.n, np.int64)
+    sizes = np.zeros(graph.n + 1, np.int64)
+    start_objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(1), comp, sizes))
+    start = np.flatnonzero(comp == 0)
+    outcomes = []
+    for _ in range(2):
+        ruin = RuinRegrow(graph, k, 7)
+        objective, nodes = ruin(start, 60, math.inf)  # ends by its stall count, not the clock
+        assert nodes.shape == (k,) and np.unique(nodes).shape == (k,)
+        assert objective == pairs_left(g, set(nodes.tolist()))
+        assert objective <= start_objective
+        assert ruin.rounds >= 60
+        outcomes.append((objective, nodes))
+    assert outcomes[0][0] == outcomes[1][0]
+    assert np.array_equal(outcomes[0][1], outcomes[1][1])
+
+
+def test_descend_only_where_the_largest_component_is_large() -> None:
+    pieces = nx.disjoint_union_all([nx.path_graph(RUIN_NODES - 1) for _ in range(3)])
+    nodes = np.arange(3)
+    assert CpuImprover(from_nx(pieces), 3, 0).descend(nodes, math.inf) is nodes
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=2)  # an expander: a giant is left
+    graph = from_nx(g)
+    first = np.arange(4 * RUIN_NODES // 20)
+    k = first.shape[0]
+    assert RuinRegrow(graph, k, 0).largest(first) >= RUIN_NODES
+    out = CpuImprover(graph, k, 0).descend(first, math.inf)
+    assert out.shape == (k,) and np.unique(out).shape == (k,)
+    assert pairs_left(g, set(out.tolist())) < pairs_left(g, set(first.tolist()))
+
+
+def test_memetic_with_a_large_giant_stays_valid_and_beats_greedy() -> None:
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=4)
+    graph = from_nx(g)
+    k = 4 * RUIN_NODES // 20
+    greedy = critical_nodes_cpu(graph, CndParams(k=k, method="greedy", seed=0), no_progress)
+    result = critical_nodes_cpu(graph, CndParams(k=k, method="memetic", time_limit_s=2,
+                                                 seed=0), no_progress)
+    check(g, graph, result, k)
+    assert result.summary["objective"] <= greedy.summary["objective"]
+
+
+def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=4)
+    graph = from_nx(g)
+    k = 4 * RUIN_NODES // 20
+    called = []
+    real = RuinRegrow.__call__
+
+    def descent(self, nodes, stall, deadline):  # a stall count that never ends it
+        called.append(True)
+        return real(self, nodes, 10**9, deadline)
+
+    def cancel(fraction: float, message: str = "") -> None:
+        if called and "memetic generation" in message:  # the heartbeat inside the rounds
+            raise JobCanceled("canceled by request while running")
+
+    monkeypatch.setattr(RuinRegrow, "__call__", descent)
+    tick = time.perf_counter()
+    with pytest.raises(JobCanceled):
+        critical_nodes_cpu(graph, CndParams(k=k, method="memetic", time_limit_s=600), cancel)
+    assert called and time.perf_counter() - tick < 60  # long before its share (120 s)
+
+
+def test_descent_reports_its_better_sets_as_they_come() -> None:
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=6)
+    graph = from_nx(g)
+    k = 4 * RUIN_NODES // 20
+    seen = []
+    improver = CpuImprover(graph, k, 1)
+    improver.report = lambda objective, nodes: seen.append((objective, nodes))
+    out = improver.descend(np.arange(k), math.inf)
+    assert seen and [o for o, _ in seen] == sorted({o for o, _ in seen}, reverse=True)
+    for objective, nodes in seen:
+        assert objective == pairs_left(g, set(nodes.tolist()))
+    assert seen[-1][0] == pairs_left(g, set(out.tolist()))
