@@ -19,13 +19,11 @@ from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, greedy_mis
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow
+from graphgpu.kernels.algorithms.critical_nodes.ruin import descend
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     FIRST_START_SHARE,
     MAX_LISTED,
-    RUIN_NODES,
-    RUIN_STALL,
     START_SHARE,
     STARTS_MIN,
     patience_for,
@@ -107,6 +105,7 @@ class CpuImprover:
         self.patience = patience_for(k)
         self.moves = 0  # made so far (the summary's iterations)
         self.descents = 0  # ruin-and-regrow descents so far (each its own random stream)
+        self.descent_on: str | None = None  # "cpu" once a descent's rounds ran
         #: Called with each chain's improvements as they come (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
@@ -136,18 +135,13 @@ class CpuImprover:
         return out
 
     def descend(self, nodes: np.ndarray, deadline: float) -> np.ndarray:
-        """``nodes`` after ruin-and-regrow rounds
-        (:class:`~graphgpu.kernels.algorithms.critical_nodes.ruin.RuinRegrow`) until
-        ``RUIN_STALL`` rounds bring nothing better or ``deadline`` passes, where the largest
-        component they leave has ``RUIN_NODES`` nodes or more (else ``nodes`` as they are):
-        on a giant a swap move walks thousands of nodes to exchange a few, and on a mid-sized
-        one (ca-HepTh) the rounds' larger steps find sets the chain alone does not."""
-        ruin = RuinRegrow(self.graph, self.k, self.seed + 7919 * self.descents)
+        """``nodes`` after the first descent (:func:`.ruin.descend`)."""
+        seed = self.seed + 7919 * self.descents
         self.descents += 1
-        if ruin.largest(nodes) < RUIN_NODES:
-            return nodes
-        ruin.tick, ruin.report = self.tick, self.report
-        return ruin(nodes, RUIN_STALL, deadline)[1]
+        nodes, ran = descend(self.graph, self.k, seed, nodes, deadline, self.tick, self.report)
+        if ran:
+            self.descent_on = "cpu"
+        return nodes
 
 
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray]:

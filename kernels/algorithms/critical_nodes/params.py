@@ -65,6 +65,11 @@ class CndSummary(BaseModel):
                           "host's near-linear CND* ('cpu') where that is estimated to end before "
                           "the GPU's waves (an exact start is a chain of dependent steps).",
         json_schema_extra=VOLATILE)
+    descent_on: str | None = Field(
+        None, description="memetic: the device that ran the first descent (ruin and regrow) on "
+                          "a start with a large component: the host ('cpu') on either backend, "
+                          "since a GPU chain is one warp walking the component.",
+        json_schema_extra=VOLATILE)
     time_to_best_s: float = Field(description="Seconds from the start of the run to the best.",
                                   json_schema_extra=VOLATILE)
     iterations: int = Field(0, description="search, memetic: swap moves made (all chains).",

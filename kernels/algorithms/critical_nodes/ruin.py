@@ -22,7 +22,12 @@ import numba
 import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes.greedy import GOLDEN, mix, pairs, regrow
-from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_DIVISOR, RUIN_POOL
+from graphgpu.kernels.algorithms.critical_nodes.tuning import (
+    RUIN_DIVISOR,
+    RUIN_NODES,
+    RUIN_POOL,
+    RUIN_STALL,
+)
 from graphgpu.kernels.core.graph import Graph
 
 #: ctl slots: best objective, random state, rounds since the last better set.
@@ -170,3 +175,20 @@ class RuinRegrow:
             spent = max(time.perf_counter() - tick, 1e-6)
             batch = max(1, min(batch * 2, int(batch * 0.01 / spent)))
         return int(self.ctl[_BEST]), np.flatnonzero(best_comp == 0)
+
+
+def descend(graph: Graph, k: int, seed: int, nodes: np.ndarray, deadline: float,
+            tick: Callable[[], Any], report: Callable[[int, np.ndarray], Any] | None
+            ) -> tuple[np.ndarray, bool]:
+    """The memetic improvers' first descent (both backends): ``nodes`` after ruin-and-regrow
+    rounds until ``RUIN_STALL`` bring nothing better or ``deadline`` passes, where the largest
+    component they leave has ``RUIN_NODES`` nodes or more; else ``nodes`` as they are. On a
+    giant a swap move walks thousands of nodes to exchange a few (on the GPU, one warp's
+    dependent loads: ~100 ms a move on ca-CondMat), and on a mid-sized one (ca-HepTh) the
+    rounds' larger steps find sets the chain alone does not. Returns the set and whether the
+    rounds ran."""
+    ruin = RuinRegrow(graph, k, seed)
+    if ruin.largest(nodes) < RUIN_NODES:
+        return nodes, False
+    ruin.tick, ruin.report = tick, report
+    return ruin(nodes, RUIN_STALL, deadline)[1], True

@@ -16,6 +16,7 @@ from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, regrow
 from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow, label_kept
 from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_NODES
+from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.registry import no_progress
 from tests.kernels.algorithms.critical_nodes.test_critical_nodes import (
@@ -98,6 +99,29 @@ def test_memetic_with_a_large_giant_stays_valid_and_beats_greedy() -> None:
                                                  seed=0), no_progress)
     check(g, graph, result, k)
     assert result.summary["objective"] <= greedy.summary["objective"]
+    assert result.summary["descent_on"] == "cpu"  # the giant took the descent
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_memetic_takes_the_host_descent_on_a_large_giant() -> None:
+    """The GPU backend's memetic runs the same first descent (on the host, and says so), then
+    its chains: valid, exact, never worse than greedy; none on small pieces."""
+    from graphgpu.kernels.algorithms.critical_nodes import critical_nodes_gpu
+
+    g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=4)
+    graph = from_nx(g)
+    k = 4 * RUIN_NODES // 20
+    greedy = critical_nodes_cpu(graph, CndParams(k=k, method="greedy", seed=0), no_progress)
+    result = critical_nodes_gpu(graph, CndParams(k=k, method="memetic", time_limit_s=2,
+                                                 seed=0), no_progress)
+    check(g, graph, result, k)
+    assert result.summary["objective"] <= greedy.summary["objective"]
+    assert result.summary["descent_on"] == "cpu" and result.summary["backend"] == "gpu"
+    pieces = nx.disjoint_union_all([nx.path_graph(RUIN_NODES - 1) for _ in range(3)])
+    small = critical_nodes_gpu(from_nx(pieces), CndParams(k=3, method="memetic",
+                                                          time_limit_s=1, seed=0), no_progress)
+    assert small.summary["descent_on"] is None
 
 
 def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
