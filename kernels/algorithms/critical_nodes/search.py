@@ -121,7 +121,7 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
                 after += pairs(np.int64(relabel(indptr, indices, deleted, label, size, free,
                                                  ctl, seen, queue, w)))
         label[v] = -1
-    release(size, free, ctl, c)
+    release(size, free, ctl, np.int32(c))  # a label, as the moves' calls: one compile
     ctl[CTL_OBJ] += after - pairs(np.int64(total))
     return nd
 
@@ -141,7 +141,7 @@ def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, d
     happened. A candidate next to a changed label is read again, one next to a grown label
     only recounted from its labels. Returns k.
     """
-    at = 0
+    at = np.int64(0)  # not the literal 0: restore_cost compiled once more for it
     for i in range(nd):
         u = dlist[i]
         if tabu[u] > it:
@@ -285,10 +285,10 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
                 if deleted[x]:
                     continue
                 nd = delete_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl,
-                             seen, queue, x, k)
+                             seen, queue, np.int64(x), k)  # int64 as the other calls
                 y = dlist[rand_below(ctl, k)]  # never x itself: x sits in slot k
                 restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen,
-                         queue, y, nd)
+                         queue, np.int64(y), nd)
                 tabu[y] = ctl[CTL_ITER] + 2
 
 
