@@ -274,7 +274,8 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
             ctl[CTL_BEST] = ctl[CTL_OBJ]
             ctl[CTL_BEST_ITER] = it + 1
             ctl[CTL_STALL] = 0
-            best[:k] = dlist[:k]
+            for i in range(k):  # a loop, not slices: no compiled shape-mismatch message
+                best[i] = dlist[i]
         else:  # patience counts exchanges: a block move uses it up b times as fast
             ctl[CTL_STALL] += swaps
         if 0 < patience <= ctl[CTL_STALL]:
