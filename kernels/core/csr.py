@@ -89,7 +89,7 @@ def _insertion_sort(cols, ws, a, b, weighted):
             ws[j + 1] = x
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _merge_bucket(keys, key_w, lo, hi, first_row, rows, degrees):
     """One bucket: its arcs counting-sorted by row, each row's columns sorted, repeats merged
     (the smallest weight kept); the distinct columns written back from ``keys[lo]`` on, row

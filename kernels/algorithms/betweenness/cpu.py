@@ -31,7 +31,7 @@ def _tight(du: float, dv: float, weight: np.ndarray, j: int) -> bool:
     return du < dv and du + w == dv
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _distances(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, s: int,
                dist: np.ndarray, order: np.ndarray) -> int:
     """Distances from ``s`` into ``dist`` (``inf`` unreached); the reached nodes into ``order``
@@ -59,7 +59,7 @@ def _distances(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, s: i
     return tail
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _one_source(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
                 in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray, s: int,
                 endpoints: bool, dist: np.ndarray, sigma: np.ndarray, delta: np.ndarray,

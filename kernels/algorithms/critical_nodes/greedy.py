@@ -28,7 +28,7 @@ def pairs(s: np.int64) -> np.int64:
     return s * (s - 1) // 2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def greedy_mis(indptr: np.ndarray, indices: np.ndarray, seed: np.uint64) -> np.ndarray:
     """The maximal independent set taken greedily in order of hashed priority (smallest first).
 

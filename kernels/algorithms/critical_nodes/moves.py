@@ -315,7 +315,7 @@ def restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, labels, at
     return pairs(joined + 1) - lost, count
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def cheapest_restore(indptr, indices, deleted, label, size, dlist, nd, tabu, ctl,
                       mark) -> int:
     """The non-tabu deleted node whose return adds the fewest pairs (random among ties)."""

@@ -37,7 +37,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
 from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_MAX, BLOCK_NODES, RANDOM_MOVE
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _pick_component(label, size, n, ctl, queue) -> int:
     """A random one of the large components (size at least midway between min and max)."""
     big, small = np.int64(0), np.int64(n + 1)
@@ -56,7 +56,7 @@ def _pick_component(label, size, n, ctl, queue) -> int:
     return queue[rand_below(ctl, count)]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist, dpos, tabu,
                  seen, queue, cut_pairs, c, it, shake, top) -> int:
     """Delete the ``block`` non-tabu members of component ``c`` whose single removals leave the
@@ -126,7 +126,7 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
     return nd
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def block_restore(indptr, indices, k, nd, it, ctl, deleted, label, size, free, dlist, dpos,
                   tabu, seen, mark, queue, cost, scored, off, cnt, nl, changed, grown) -> int:
     """Return deleted nodes until k are left, each time the one :func:`cheapest_restore`

@@ -65,7 +65,7 @@ def _init(indptr: np.ndarray, tag: np.ndarray, deg: np.ndarray, r: int) -> np.nd
     return _live(tag)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # one caller: no own compile
 def _recount(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray, deg: np.ndarray,
              live: np.ndarray) -> None:
     for v in live:
@@ -86,7 +86,7 @@ def _compact(tag: np.ndarray, live: np.ndarray) -> np.ndarray:
     return out[:count].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # one caller: no own compile
 def _select(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray, deg: np.ndarray,
             live: np.ndarray, r: int, salt: int, use_degree: bool,
             winners: np.ndarray) -> tuple[np.ndarray, int]:
