@@ -89,7 +89,7 @@ def _insertion_sort(cols, ws, a, b, weighted):
             ws[j + 1] = x
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _merge_bucket(keys, key_w, lo, hi, first_row, rows, degrees):
     """One bucket: its arcs counting-sorted by row, each row's columns sorted, repeats merged
     (the smallest weight kept); the distinct columns written back from ``keys[lo]`` on, row
@@ -114,10 +114,12 @@ def _merge_bucket(keys, key_w, lo, hi, first_row, rows, degrees):
         a, b = start[r], start[r + 1]
         if b - a <= _SHORT_ROW:
             _insertion_sort(cols, ws, a, b, weighted)
-        elif weighted:
+        elif weighted:  # loops, not slice copies: no compiled shape-mismatch message
             order = np.argsort(cols[a:b])
-            cols[a:b] = cols[a:b][order]
-            ws[a:b] = ws[a:b][order]
+            row_cols, row_ws = cols[a:b].copy(), ws[a:b].copy()
+            for i in range(b - a):
+                cols[a + i] = row_cols[order[i]]
+                ws[a + i] = row_ws[order[i]]
         else:
             cols[a:b].sort()
         row_start = out

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,11 @@ def test_skewed_graph_runs_only_cheap_estimates() -> None:
     ran.clear()
     warmup.run_examples(algorithm(None, warmup.SKEWED_UNESTIMATED[0]), graph, "cpu", skewed=True)
     assert ran == [1, 2]  # a pass over the graph: every example there too
+
+
+def test_pool_processes_leave_without_teardown() -> None:
+    """A helper that skips the interpreter's teardown (``os._exit`` from ``atexit``) still
+    hands its result back, and the pool still shuts down cleanly."""
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn, initializer=warmup._skip_teardown) as pool:
+        assert pool.submit(os.getpid).result() != os.getpid()

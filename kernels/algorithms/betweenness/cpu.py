@@ -9,6 +9,7 @@ dependencies over the out-rows in the reverse order, along the tight arcs of the
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -30,7 +31,7 @@ def _tight(du: float, dv: float, weight: np.ndarray, j: int) -> bool:
     return du < dv and du + w == dv
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _distances(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, s: int,
                dist: np.ndarray, order: np.ndarray) -> int:
     """Distances from ``s`` into ``dist`` (``inf`` unreached); the reached nodes into ``order``
@@ -58,7 +59,7 @@ def _distances(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, s: i
     return tail
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _one_source(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
                 in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray, s: int,
                 endpoints: bool, dist: np.ndarray, sigma: np.ndarray, delta: np.ndarray,
@@ -94,11 +95,41 @@ def _one_source(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
         delta[v] = 0.0
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
+def _share(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
+           in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray,
+           sources: np.ndarray, endpoints: bool, bc: np.ndarray, t: int, workers: int) -> None:
+    """Add the dependencies of every ``workers``-th source from ``t`` to ``bc`` (one thread's
+    share, with scratch arrays of its own)."""
+    n = indptr.shape[0] - 1
+    dist = np.full(n, np.inf, np.float64)
+    sigma = np.zeros(n, np.float64)
+    delta = np.zeros(n, np.float64)
+    order = np.empty(n, np.int32)
+    for i in range(t, sources.shape[0], workers):
+        _one_source(indptr, indices, weight, in_indptr, in_indices, in_weight,
+                    np.int64(sources[i]), endpoints, dist, sigma, delta, order, bc)
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_sums(partial: np.ndarray) -> np.ndarray:
+    """``partial.sum(axis=0)`` in its order (rows added to zeros one after the other), without
+    compiling NumPy's axis reduction (and its error-message code) for one call."""
+    out = np.zeros(partial.shape[1], np.float64)
+    for t in range(partial.shape[0]):
+        for v in range(partial.shape[1]):
+            out[v] += partial[t, v]
+    return out
+
+
 def brandes_numba(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
                   in_indptr: np.ndarray, in_indices: np.ndarray, in_weight: np.ndarray,
                   sources: np.ndarray, endpoints: bool, workers: int) -> np.ndarray:
     """Unnormalised betweenness (ordered pairs) from ``sources``.
+
+    The shares run in a pool of threads (the compiled share releases the GIL) rather than a
+    Numba ``prange``: the parallel lowering was 2-3 s of the family's cold compile on the
+    2-core VM, for a loop over ``workers`` independent shares.
 
     Parameters
     ----------
@@ -113,24 +144,21 @@ def brandes_numba(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
     endpoints : bool
         Count the path's end nodes as NetworkX's ``endpoints=True``.
     workers : int
-        Parallel chunks; each has its own scratch arrays and accumulator.
+        Shares (threads); each has its own scratch arrays and accumulator.
 
     Returns
     -------
     ndarray of float64
         Sum over the sources of each node's dependency, before NetworkX's rescaling.
     """
-    n = indptr.shape[0] - 1
-    partial = np.zeros((workers, n), np.float64)
-    for t in numba.prange(workers):
-        dist = np.full(n, np.inf, np.float64)
-        sigma = np.zeros(n, np.float64)
-        delta = np.zeros(n, np.float64)
-        order = np.empty(n, np.int32)
-        for i in range(t, sources.shape[0], workers):
-            _one_source(indptr, indices, weight, in_indptr, in_indices, in_weight, sources[i],
-                        endpoints, dist, sigma, delta, order, partial[t])
-    return partial.sum(axis=0)
+    partial = np.zeros((workers, indptr.shape[0] - 1), np.float64)
+    args = (indptr, indices, weight, in_indptr, in_indices, in_weight, sources, bool(endpoints))
+    if workers == 1:
+        _share(*args, partial[0], 0, 1)
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(lambda t: _share(*args, partial[t], t, workers), range(workers)))
+    return _column_sums(partial)
 
 
 def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:

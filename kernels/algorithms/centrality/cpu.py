@@ -7,6 +7,8 @@ thread, for closeness.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -38,34 +40,43 @@ def _neighbour_sum(indptr: np.ndarray, indices: np.ndarray, x: np.ndarray) -> np
     return out
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
 def _ball_volumes(indptr: np.ndarray, indices: np.ndarray, deg: np.ndarray, radius: int,
-                  lo: int, hi: int, stamps: np.ndarray, queues: np.ndarray,
-                  volume: np.ndarray) -> None:
-    # Stamp v + 1 marks v's ball: unique per source, so the arrays are never cleared.
-    workers = stamps.shape[0]
-    for t in numba.prange(workers):
-        stamp, queue = stamps[t], queues[t]
-        for v in range(lo + t, hi, workers):
-            mark = v + 1
-            stamp[v] = mark
-            queue[0] = v
-            total = deg[v]
-            head, tail = 0, 1
-            for level in range(1, radius + 1):
-                end = tail
-                while head < end:
-                    u = queue[head]
-                    head += 1
-                    for j in range(indptr[u], indptr[u + 1]):
-                        w = indices[j]
-                        if stamp[w] != mark:
-                            stamp[w] = mark
-                            total += deg[w]
-                            if level < radius:  # the last level is counted, never expanded
-                                queue[tail] = w
-                                tail += 1
-            volume[v] = total
+                  lo: int, hi: int, stamp: np.ndarray, queue: np.ndarray, volume: np.ndarray,
+                  t: int, workers: int) -> None:
+    # One thread's share: every ``workers``-th node from ``lo + t``, with its own stamp and
+    # queue. Stamp v + 1 marks v's ball: unique per source, so the arrays are never cleared.
+    for v in range(lo + t, hi, workers):
+        mark = v + 1
+        stamp[v] = mark
+        queue[0] = v
+        total = deg[v]
+        head, tail = 0, 1
+        for level in range(1, radius + 1):
+            end = tail
+            while head < end:
+                u = queue[head]
+                head += 1
+                for j in range(indptr[u], indptr[u + 1]):
+                    w = indices[j]
+                    if stamp[w] != mark:
+                        stamp[w] = mark
+                        total += deg[w]
+                        if level < radius:  # the last level is counted, never expanded
+                            queue[tail] = w
+                            tail += 1
+        volume[v] = total
+
+
+def _in_threads(share: Callable[[int], object], workers: int) -> None:
+    """``share(t)`` for every ``t`` below ``workers``, in a pool of threads (the compiled
+    shares release the GIL). Threads rather than a Numba ``prange``: the parallel lowering of
+    the two loops was ~1-2 s of the family's cold compile on the 2-core VM."""
+    if workers == 1:
+        share(0)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(share, range(workers)))
 
 
 def volumes(graph: Graph, radius: int, max_batch_bytes: int, progress: ProgressFn) -> np.ndarray:
@@ -83,8 +94,10 @@ def volumes(graph: Graph, radius: int, max_batch_bytes: int, progress: ProgressF
     step = max(1 << 16, -(-n // 16))  # ~16 progress reports (each a chance to cancel)
     for lo in range(0, n, step):
         progress(lo / n, f"daccer: {lo} of {n} balls")
-        _ball_volumes(graph.indptr, graph.indices, deg, radius, lo, min(n, lo + step), stamps,
-                      queues, volume)
+        hi = min(n, lo + step)
+        _in_threads(lambda t, lo=lo, hi=hi: _ball_volumes(
+            graph.indptr, graph.indices, deg, radius, lo, hi, stamps[t], queues[t], volume, t,
+            workers), workers)
     return volume
 
 
@@ -145,16 +158,15 @@ def _closeness_batch(indptr: np.ndarray, indices: np.ndarray, start: int, count:
         frontier, following = following, frontier
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
 def _closeness_round(indptr: np.ndarray, indices: np.ndarray, starts: np.ndarray, per: int,
                      total: np.ndarray, reached: np.ndarray, harmonic: np.ndarray,
                      compensation: np.ndarray) -> None:
     # One batch per thread, each into its own row of sums: one parallel region per round, no
     # barrier per BFS level.
     n = indptr.shape[0] - 1
-    for t in numba.prange(starts.shape[0]):
-        _closeness_batch(indptr, indices, starts[t], min(per, n - starts[t]), total[t],
-                         reached[t], harmonic[t], compensation[t])
+    _in_threads(lambda t: _closeness_batch(indptr, indices, int(starts[t]),
+                                           int(min(per, n - starts[t])), total[t], reached[t],
+                                           harmonic[t], compensation[t]), starts.shape[0])
 
 
 def closeness_sums(graph: Graph, max_batch_bytes: int, progress: ProgressFn

@@ -172,8 +172,9 @@ def out_lists(ptr: np.ndarray, adj: np.ndarray, split: np.ndarray
     for v in range(n):
         dptr[v + 1] = dptr[v] + ptr[v + 1] - split[v]
     dadj = np.empty(dptr[n], np.int32)
-    for v in range(n):
-        dadj[dptr[v]:dptr[v + 1]] = adj[split[v]:ptr[v + 1]]
+    for v in range(n):  # a loop, not slices: no compiled shape-mismatch message
+        for i in range(ptr[v + 1] - split[v]):
+            dadj[dptr[v] + i] = adj[split[v] + i]
     return dptr, dadj
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from graphgpu.kernels.algorithms.counting.driver import add_wide
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def clique_root(dptr: np.ndarray, dadj: np.ndarray, v: int, kmax: int, lo_size: int,
                 pos: np.ndarray, rows: np.ndarray, cand: np.ndarray, out: np.ndarray) -> None:
     """Cliques of sizes 3..kmax whose lowest-ranked vertex is ``v``, added to ``out[size]``.

@@ -69,7 +69,7 @@ def extend(indptr: np.ndarray, indices: np.ndarray, picked: int, r: int, mark: n
     return tail
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def connected_root(indptr: np.ndarray, indices: np.ndarray, r: int, first: int, last: int,
                    kmax: int, mark: np.ndarray, ext: np.ndarray, out: np.ndarray) -> None:
     """Connected sets of sizes 3..kmax whose smallest vertex is ``r`` and whose first pick is

@@ -40,7 +40,8 @@ def greedy_fill(indptr, indices, k, nd, steps, ctl, deleted, label, size, free, 
             if size[c] < 2:
                 continue
             if gain[c] < 0:
-                v, left = best_cut(indptr, indices, deleted, label, size, notabu, ctl, root[c],
+                v, left = best_cut(indptr, indices, deleted, label, size, notabu, ctl,
+                                   np.int64(root[c]),  # int64 as fill_round's: one compile
                                    queue, disc, low, sub, parent, edge, cut_pairs, cut_nodes)
                 node[c] = v
                 gain[c] = pairs(size[c]) - left

@@ -28,7 +28,7 @@ def pairs(s: np.int64) -> np.int64:
     return s * (s - 1) // 2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def greedy_mis(indptr: np.ndarray, indices: np.ndarray, seed: np.uint64) -> np.ndarray:
     """The maximal independent set taken greedily in order of hashed priority (smallest first).
 
@@ -100,7 +100,8 @@ def _heap_arrays(cap: int) -> tuple:
 def _grown(score, node, ver, count, cap) -> tuple:
     """The heap's first ``count`` entries in arrays of ``cap``."""
     out = _heap_arrays(cap)
-    out[0][:count], out[1][:count], out[2][:count] = score[:count], node[:count], ver[:count]
+    for i in range(count):  # a loop, not slices: no compiled shape-mismatch message
+        out[0][i], out[1][i], out[2][i] = score[i], node[i], ver[i]
     return out
 
 
@@ -197,12 +198,14 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
     cap = 2 * forbidden + n + 16
     hscore, hnode, hver = _heap_arrays(cap)
     gscore, gnode, gver = _heap_arrays(cap)
-    count, gcount, stamp, big = 0, 0, 0, 0
+    # int64 counts and versions, not the literal 0: each literal typing compiled the heap
+    # functions once more
+    count, gcount, stamp, big = np.int64(0), np.int64(0), 0, 0
     for x in range(n):
         if comp[x] == 0:
             stamp += 1
             _heap_push(hscore, hnode, hver, count,
-                       _join_cost(indptr, indices, comp, sizes, mark, stamp, x), x, 0)
+                       _join_cost(indptr, indices, comp, sizes, mark, stamp, x), x, np.int64(0))
             count += 1
     pieces = np.empty(n, np.int64)
     while forbidden > k:

@@ -317,7 +317,7 @@ def restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, labels, at
     return pairs(joined + 1) - lost, count
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def cheapest_restore(indptr, indices, deleted, label, size, dlist, nd, tabu, ctl,
                       mark) -> int:
     """The non-tabu deleted node whose return adds the fewest pairs (random among ties)."""
@@ -328,7 +328,8 @@ def cheapest_restore(indptr, indices, deleted, label, size, dlist, nd, tabu, ctl
         u = dlist[i]
         if tabu[u] > it:
             continue
-        cost = restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, no_labels, 0)[0]
+        cost = restore_cost(indptr, indices, deleted, label, size, ctl, mark, u, no_labels,
+                           np.int64(0))[0]  # not the literal 0: one compile, as block_restore's
         if best_u < 0 or cost < best_cost:
             best_u, best_cost, ties = u, cost, 1
         elif cost == best_cost:

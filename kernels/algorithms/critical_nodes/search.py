@@ -37,7 +37,7 @@ from graphgpu.kernels.algorithms.critical_nodes.moves import (
 from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_MAX, BLOCK_NODES, RANDOM_MOVE
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def _pick_component(label, size, n, ctl, queue) -> int:
     """A random one of the large components (size at least midway between min and max)."""
     big, small = np.int64(0), np.int64(n + 1)
@@ -70,7 +70,7 @@ def void_all(ctl) -> None:
     ctl[CTL_EPOCH] = ctl[CTL_STAMP]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dlist, dpos, tabu,
                  seen, queue, cut_pairs, c, it, shake, top, scored, changed) -> int:
     """Delete the ``block`` non-tabu members of component ``c`` whose single removals leave the
@@ -138,7 +138,7 @@ def block_delete(indptr, indices, k, block, ctl, deleted, label, size, free, dli
                 after += pairs(np.int64(relabel(indptr, indices, deleted, label, size, free,
                                                  ctl, seen, queue, w)))
         label[v] = -1
-    release(size, free, ctl, c)
+    release(size, free, ctl, np.int32(c))  # a label, as the moves' calls: one compile
     ctl[CTL_OBJ] += after - pairs(np.int64(total))
     return nd
 
@@ -291,7 +291,8 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
             ctl[CTL_BEST] = ctl[CTL_OBJ]
             ctl[CTL_BEST_ITER] = it + 1
             ctl[CTL_STALL] = 0
-            best[:k] = dlist[:k]
+            for i in range(k):  # a loop, not slices: no compiled shape-mismatch message
+                best[i] = dlist[i]
         else:  # patience counts exchanges: a block move uses it up b times as fast
             ctl[CTL_STALL] += swaps
         if 0 < patience <= ctl[CTL_STALL]:
@@ -302,10 +303,10 @@ def swap_search(indptr, indices, k, iterations, patience, ctl, deleted, label, s
                 if deleted[x]:
                     continue
                 nd = delete_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl,
-                             seen, queue, x, k)
+                             seen, queue, np.int64(x), k)  # int64 as the other calls
                 y = dlist[rand_below(ctl, k)]  # never x itself: x sits in slot k
                 restore_node(indptr, indices, deleted, label, size, free, dlist, dpos, ctl, seen,
-                         queue, y, nd)
+                         queue, np.int64(y), nd)
                 tabu[y] = ctl[CTL_ITER] + 2
             void_all(ctl)
 

@@ -65,7 +65,7 @@ def _init(indptr: np.ndarray, tag: np.ndarray, deg: np.ndarray, r: int) -> np.nd
     return _live(tag)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # one caller: no own compile
 def _recount(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray, deg: np.ndarray,
              live: np.ndarray) -> None:
     for v in live:
@@ -86,7 +86,7 @@ def _compact(tag: np.ndarray, live: np.ndarray) -> np.ndarray:
     return out[:count].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # one caller: no own compile
 def _select(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray, deg: np.ndarray,
             live: np.ndarray, r: int, salt: int, use_degree: bool,
             winners: np.ndarray) -> tuple[np.ndarray, int]:
@@ -272,7 +272,7 @@ def _improve(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray) -> int:
             if candidates[i] != a and stamp[candidates[i]] != version:
                 b = candidates[i]
                 break
-        _flip(indptr, indices, tag, tight, x, False)
+        _flip(indptr, indices, tag, tight, np.int64(x), False)  # int64 nodes: fewer compiles
         gain -= 1
         for c in (a, b):  # a and b first, then every candidate left free
             _flip(indptr, indices, tag, tight, c, True)
@@ -280,7 +280,7 @@ def _improve(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray) -> int:
         for i in range(count):
             c = candidates[i]
             if not tag[c] & 1 and tight[c] == 0:
-                _flip(indptr, indices, tag, tight, c, True)
+                _flip(indptr, indices, tag, tight, np.int64(c), True)
                 gain += 1
         # New members, and the members of x's neighbours that just became 1-tight, may have
         # swaps now.

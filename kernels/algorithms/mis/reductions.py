@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # one caller: no own compile
 def _dominates(indptr: np.ndarray, indices: np.ndarray, tag: np.ndarray, u: int, v: int,
                start: int, stop: int) -> bool:
     """Whether every live neighbour of ``u`` other than ``v`` is in ``v``'s (sorted) row."""

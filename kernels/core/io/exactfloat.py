@@ -26,7 +26,7 @@ _strtod = types.ExternalFunction("strtod", types.float64(types.voidptr, types.vo
 _EXP_CAP = 10**17
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def correctly_rounded(buf, lo, hi):
     """The magnitude of the number ``buf[lo:hi]``, correctly rounded (round half to even).
 
