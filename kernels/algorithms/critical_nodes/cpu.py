@@ -19,7 +19,7 @@ from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, greedy_mis
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.ruin import descend
+from graphgpu.kernels.algorithms.critical_nodes.ruin import FirstDescent
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     FIRST_START_SHARE,
@@ -104,8 +104,7 @@ class CpuImprover:
         self.chain = SearchState(graph.indptr, graph.indices, np.arange(k), seed)
         self.patience = patience_for(k)
         self.moves = 0  # made so far (the summary's iterations)
-        self.descents = 0  # ruin-and-regrow descents so far (each its own random stream)
-        self.descent_on: str | None = None  # "cpu" once a descent's rounds ran
+        self.descent = FirstDescent(graph, k, seed)
         #: Called with each chain's improvements as they come (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
         self.tick: Callable[[], Any] = lambda: None  # called between batches (cancel checks)
@@ -135,13 +134,8 @@ class CpuImprover:
         return out
 
     def descend(self, nodes: np.ndarray, deadline: float) -> np.ndarray:
-        """``nodes`` after the first descent (:func:`.ruin.descend`)."""
-        seed = self.seed + 7919 * self.descents
-        self.descents += 1
-        nodes, ran = descend(self.graph, self.k, seed, nodes, deadline, self.tick, self.report)
-        if ran:
-            self.descent_on = "cpu"
-        return nodes
+        """``nodes`` after the first descent (:class:`.ruin.FirstDescent`)."""
+        return self.descent(nodes, deadline, self.tick, self.report)
 
 
 def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray]:

@@ -81,7 +81,7 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
                       params.generations, lambda: memetic_starts(batch), exchange)
         progress(1.0, f"critical_nodes: objective {out.objective}")
         return make_result(graph, params, out.removed, out.objective, backend=backend,
-                           descent_on=getattr(improve, "descent_on", None),
+                           descent_on=getattr(getattr(improve, "descent", None), "ran_on", None),
                            **out.summary_fields(params.seed))
     seeds = seeds_for(params)
     search_on = params.method == "search"

@@ -22,7 +22,7 @@ from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds, gpu_wav
 from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
-from graphgpu.kernels.algorithms.critical_nodes.ruin import descend
+from graphgpu.kernels.algorithms.critical_nodes.ruin import FirstDescent
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     BLOCK_MAX,
     BLOCK_NODES,
@@ -294,20 +294,14 @@ class GpuImprover:
         self.tick: Callable[[], Any] = lambda: None  # called between launches (cancel checks)
         #: Called with each better set of the descent as it comes (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
-        self.descents = 0
-        self.descent_on: str | None = None  # where the first descent's rounds ran, if they did
+        self.descent = FirstDescent(graph, k, seed)
 
     def descend(self, nodes: np.ndarray, deadline: float) -> np.ndarray:
-        """``nodes`` after the first descent, the CPU's (:func:`.ruin.descend`: ruin and regrow
-        on the host; the summary's ``descent_on`` says so): a GPU chain is one warp walking a
-        component, ~100 ms a move on ca-CondMat's giant (+846% above best-known at 5 s against
-        the CPU's +1.4% / +15.9% with the descent). The chains then improve its sets."""
-        seed = self.seed + 7919 * self.descents
-        self.descents += 1
-        nodes, ran = descend(self.graph, self.k, seed, nodes, deadline, self.tick, self.report)
-        if ran:
-            self.descent_on = "cpu"
-        return nodes
+        """``nodes`` after the first descent, the CPU's (:class:`.ruin.FirstDescent`: ruin and
+        regrow on the host; the summary's ``descent_on`` says so): a GPU chain is one warp
+        walking a component, ~100 ms a move on ca-CondMat's giant (+846% above best-known at
+        5 s without the descent). The chains then improve its sets."""
+        return self.descent(nodes, deadline, self.tick, self.report)
 
     def __call__(self, sets: list[np.ndarray], moves: int, deadline: float
                  ) -> list[tuple[int, np.ndarray]]:

@@ -177,18 +177,27 @@ class RuinRegrow:
         return int(self.ctl[_BEST]), np.flatnonzero(best_comp == 0)
 
 
-def descend(graph: Graph, k: int, seed: int, nodes: np.ndarray, deadline: float,
-            tick: Callable[[], Any], report: Callable[[int, np.ndarray], Any] | None
-            ) -> tuple[np.ndarray, bool]:
-    """The memetic improvers' first descent (both backends): ``nodes`` after ruin-and-regrow
-    rounds until ``RUIN_STALL`` bring nothing better or ``deadline`` passes, where the largest
-    component they leave has ``RUIN_NODES`` nodes or more; else ``nodes`` as they are. On a
-    giant a swap move walks thousands of nodes to exchange a few (on the GPU, one warp's
+class FirstDescent:
+    """The memetic improvers' first descent (both backends; each call its own random stream):
+    ruin-and-regrow rounds on the host until ``RUIN_STALL`` bring nothing better or the
+    deadline passes, where the largest component a set leaves has ``RUIN_NODES`` nodes or more.
+    On a giant a swap move walks thousands of nodes to exchange a few (on the GPU, one warp's
     dependent loads: ~100 ms a move on ca-CondMat), and on a mid-sized one (ca-HepTh) the
-    rounds' larger steps find sets the chain alone does not. Returns the set and whether the
-    rounds ran."""
-    ruin = RuinRegrow(graph, k, seed)
-    if ruin.largest(nodes) < RUIN_NODES:
-        return nodes, False
-    ruin.tick, ruin.report = tick, report
-    return ruin(nodes, RUIN_STALL, deadline)[1], True
+    rounds' larger steps find sets the chain alone does not. ``ran_on`` is ``"cpu"`` once
+    rounds ran (the summary's ``descent_on``)."""
+
+    def __init__(self, graph: Graph, k: int, seed: int) -> None:
+        self.graph, self.k, self.seed = graph, k, seed
+        self.calls = 0
+        self.ran_on: str | None = None
+
+    def __call__(self, nodes: np.ndarray, deadline: float, tick: Callable[[], Any],
+                 report: Callable[[int, np.ndarray], Any] | None) -> np.ndarray:
+        """``nodes`` after the rounds, or as they are where no component is large."""
+        ruin = RuinRegrow(self.graph, self.k, self.seed + 7919 * self.calls)
+        self.calls += 1
+        if ruin.largest(nodes) < RUIN_NODES:
+            return nodes
+        ruin.tick, ruin.report = tick, report
+        self.ran_on = "cpu"
+        return ruin(nodes, RUIN_STALL, deadline)[1]
