@@ -341,6 +341,9 @@ def _directed_csr(u: np.ndarray, v: np.ndarray, w: np.ndarray | None, node_ids: 
 
 #: Ids up to this many times the endpoint count are relabelled through a dense lookup table.
 _DENSE_RELABEL_FACTOR = 8
+#: Ids past that bound are relabelled apart (sorted) while they are at most this share of the
+#: endpoints; more of them and every id is.
+_OUTLIER_SHARE = 1 / 8
 
 
 def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
@@ -348,10 +351,36 @@ def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
     """Sorted distinct original ids, and ``lo``/``hi`` as internal ids (their ranks).
 
     Dense ids (the usual case: 0..n-1 with gaps) use a lookup table, which is O(m) with no
-    sort or binary search; sparse ids (hashes, huge values) fall back to sorting.
+    sort or binary search. Ids past the table's bound are ranked apart, after the table's, by
+    a sort of those alone while they are few (an edge list with one id of 10^9 among 6.5 M
+    edges took 8.7 s instead of 0.6 s on the VM when one outlier sent every id to the
+    sort); sparse ids (hashes, huge values) are all sorted.
     """
-    top = max((int(a.max()) for a in (lo, hi, extra) if a.size), default=-1)
-    if top < _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20):
+    arrays = (lo, hi, extra)
+    top = max((int(a.max()) for a in arrays if a.size), default=-1)
+    bound = _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20)
+    if top < bound:
         return csr.dense_relabel(lo, hi, extra, top)
-    node_ids = np.unique(np.concatenate([lo, hi, extra]))
-    return node_ids, np.searchsorted(node_ids, lo), np.searchsorted(node_ids, hi)
+    past = [a >= bound for a in arrays]
+    outliers = np.concatenate([a[p] for a, p in zip(arrays, past, strict=True)])
+    if outliers.size > _OUTLIER_SHARE * sum(a.size for a in arrays):
+        node_ids = _sorted_unique(np.concatenate(arrays))
+        return node_ids, np.searchsorted(node_ids, lo), np.searchsorted(node_ids, hi)
+    # An id within the bound stands in for the outliers in the table (it is present anyway).
+    stand_in = next(a[~p][0] for a, p in zip(arrays, past, strict=True) if (~p).any())
+    inside = [np.where(p, stand_in, a) for a, p in zip(arrays, past, strict=True)]
+    node_ids, lo_i, hi_i = csr.dense_relabel(*inside, max(int(a.max()) for a in inside if a.size))
+    far = _sorted_unique(outliers)
+    for ranks, ids, p in ((lo_i, lo, past[0]), (hi_i, hi, past[1])):
+        ranks[p] = node_ids.size + np.searchsorted(far, ids[p])
+    return np.concatenate([node_ids, far]), lo_i, hi_i
+
+
+def _sorted_unique(ids: np.ndarray) -> np.ndarray:
+    """The distinct values of ``ids``, sorted: one sort and a comparison of neighbours
+    (NumPy 2.4's hash-based ``np.unique`` took 5.8 s for 13 M int64 on the VM, this 0.85 s)."""
+    ids = np.sort(ids)
+    keep = np.empty(ids.shape[0], bool)
+    keep[:1] = True
+    np.not_equal(ids[1:], ids[:-1], out=keep[1:])
+    return ids[keep]

@@ -27,19 +27,25 @@ def _reference(src, dst, weights, extra) -> nx.Graph:
     return graph
 
 
-@pytest.mark.parametrize("sparse_ids", [False, True])
+@pytest.mark.parametrize("ids", ["dense", "outliers", "sparse"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_build_graph_matches_networkx(sparse_ids: bool, weighted: bool) -> None:
-    rng = np.random.default_rng(int(sparse_ids) * 2 + int(weighted))
+def test_build_graph_matches_networkx(ids: str, weighted: bool) -> None:
+    """Dense ids (a lookup table), a few huge ones among them (the table, and those ranked
+    after it), and sparse ids (all sorted) give NetworkX's graph."""
+    rng = np.random.default_rng(["dense", "outliers", "sparse"].index(ids) * 2 + int(weighted))
     for _ in range(60):
         m = int(rng.integers(0, 80))
-        top = 10**15 if sparse_ids else 50
+        top = 10**15 if ids == "sparse" else 50
         src, dst = rng.integers(0, top, m), rng.integers(0, top, m)
+        if ids == "outliers":
+            src[rng.random(m) < 0.05] = 10**12 + rng.integers(0, 3)
         dst[: m // 4] = src[: m // 4]  # self-loops
         src = np.concatenate([src, dst[: m // 3]])  # reversed duplicates
         dst = np.concatenate([dst, src[: m // 3]])
         weights = rng.integers(1, 9, src.size).astype(float) if weighted else None
         extra = rng.integers(0, top, 3)
+        if ids == "outliers":
+            extra[0] = 10**13
         graph, report = build_graph(src, dst, weights, extra_nodes=extra)
         ref = _reference(src, dst, weights, extra)
         ids = sorted(ref.nodes)
