@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
+
+from graphgpu.kernels.core.threads import in_threads
 
 #: Threads of one build (at most the cores this process may use).
 THREADS = max(1, min(len(os.sched_getaffinity(0)), 32))
@@ -40,11 +41,7 @@ def _threads(items: int) -> int:
 
 def _run(part: Callable[..., object], threads: int, *args: object) -> None:
     """``part(*args, t, threads)`` for every share ``t``, in a pool of threads."""
-    if threads == 1:
-        part(*args, 0, 1)
-        return
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda t: part(*args, t, threads), range(threads)))
+    in_threads(lambda t: part(*args, t, threads), threads)
 
 
 @njit(cache=True, nogil=True)

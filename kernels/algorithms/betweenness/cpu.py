@@ -9,7 +9,6 @@ dependencies over the out-rows in the reverse order, along the tight arcs of the
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -20,6 +19,7 @@ from graphgpu.kernels.algorithms.common.dijkstra import dijkstra
 from graphgpu.kernels.algorithms.common.direction import backward
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+from graphgpu.kernels.core.threads import in_threads
 
 
 @numba.njit(cache=True, nogil=True)
@@ -153,11 +153,7 @@ def brandes_numba(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray,
     """
     partial = np.zeros((workers, indptr.shape[0] - 1), np.float64)
     args = (indptr, indices, weight, in_indptr, in_indices, in_weight, sources, bool(endpoints))
-    if workers == 1:
-        _share(*args, partial[0], 0, 1)
-    else:
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(lambda t: _share(*args, partial[t], t, workers), range(workers)))
+    in_threads(lambda t: _share(*args, partial[t], t, workers), workers)
     return _column_sums(partial)
 
 

@@ -7,8 +7,6 @@ thread, for closeness.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -18,6 +16,7 @@ from graphgpu.kernels.algorithms.centrality import driver
 from graphgpu.kernels.algorithms.common.bitset_bfs import WORD_BYTES_PER_NODE, batch_words
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+from graphgpu.kernels.core.threads import in_threads
 
 #: Stamp and queue arrays (int32) per CPU thread of the ``daccer`` search, per node.
 CPU_BYTES_PER_NODE = 2 * 4
@@ -68,17 +67,6 @@ def _ball_volumes(indptr: np.ndarray, indices: np.ndarray, deg: np.ndarray, radi
         volume[v] = total
 
 
-def _in_threads(share: Callable[[int], object], workers: int) -> None:
-    """``share(t)`` for every ``t`` below ``workers``, in a pool of threads (the compiled
-    shares release the GIL). Threads rather than a Numba ``prange``: the parallel lowering of
-    the two loops was ~1-2 s of the family's cold compile on the 2-core VM."""
-    if workers == 1:
-        share(0)
-        return
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(share, range(workers)))
-
-
 def volumes(graph: Graph, radius: int, max_batch_bytes: int, progress: ProgressFn) -> np.ndarray:
     """Volumes (int64) of every node on the CPU; see the family's notes."""
     deg = graph.degrees().astype(np.int64)
@@ -95,7 +83,7 @@ def volumes(graph: Graph, radius: int, max_batch_bytes: int, progress: ProgressF
     for lo in range(0, n, step):
         progress(lo / n, f"daccer: {lo} of {n} balls")
         hi = min(n, lo + step)
-        _in_threads(lambda t, lo=lo, hi=hi: _ball_volumes(
+        in_threads(lambda t, lo=lo, hi=hi: _ball_volumes(
             graph.indptr, graph.indices, deg, radius, lo, hi, stamps[t], queues[t], volume, t,
             workers), workers)
     return volume
@@ -164,7 +152,7 @@ def _closeness_round(indptr: np.ndarray, indices: np.ndarray, starts: np.ndarray
     # One batch per thread, each into its own row of sums: one parallel region per round, no
     # barrier per BFS level.
     n = indptr.shape[0] - 1
-    _in_threads(lambda t: _closeness_batch(indptr, indices, int(starts[t]),
+    in_threads(lambda t: _closeness_batch(indptr, indices, int(starts[t]),
                                            int(min(per, n - starts[t])), total[t], reached[t],
                                            harmonic[t], compensation[t]), starts.shape[0])
 

@@ -21,6 +21,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from graphgpu.kernels.algorithms.common.bfs import bfs_queue
 from graphgpu.kernels.algorithms.critical_nodes.greedy import GOLDEN, mix, pairs, regrow
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     RUIN_DIVISOR,
@@ -50,16 +51,7 @@ def label_kept(indptr, indices, comp, sizes, queue) -> np.int64:
         c = s + 1
         comp[s] = c
         queue[0] = s
-        head, tail = 0, 1
-        while head < tail:
-            v = queue[head]
-            head += 1
-            for j in range(indptr[v], indptr[v + 1]):
-                w = indices[j]
-                if comp[w] == -1:
-                    comp[w] = c
-                    queue[tail] = w
-                    tail += 1
+        tail = bfs_queue(indptr, indices, comp, queue, 0, 1, 0)  # deleted nodes (0) block it
         sizes[c] = tail
         total += pairs(np.int64(tail))
     return total
