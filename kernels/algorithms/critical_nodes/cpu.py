@@ -14,20 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds
 from graphgpu.kernels.algorithms.critical_nodes.driver import solve
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, greedy_mis
-from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, sizes_for
+from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler, population_starts
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
 from graphgpu.kernels.algorithms.critical_nodes.ruin import FirstDescent
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
-from graphgpu.kernels.algorithms.critical_nodes.tuning import (
-    FIRST_START_SHARE,
-    MAX_LISTED,
-    START_SHARE,
-    STARTS_MIN,
-    patience_for,
-)
+from graphgpu.kernels.algorithms.critical_nodes.tuning import MAX_LISTED, START_SHARE, patience_for
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, Exchange, ProgressFn
 
@@ -138,23 +131,6 @@ class CpuImprover:
         return self.descent(nodes, deadline, self.tick, self.report)
 
 
-def cnd_starts(graph: Graph, k: int, seed: int, limit: float) -> list[np.ndarray]:
-    """CND* sets from seeds ``seed, seed + 1, ...`` for a memetic population: as many as the
-    population takes (``STARTS_MIN`` at least: the best goes on), fewer where their estimated
-    cost passes ``START_SHARE`` of the time ``limit`` (the first: ``FIRST_START_SHARE``; by
-    the estimate, not the clock, so the count depends on the parameters only)."""
-    cost = max(cnd_seconds(graph, k), 1e-9)
-    count = min(max(sizes_for(graph.n, k)[0] - 1, STARTS_MIN),
-                max(int(START_SHARE * limit / cost), int(cost <= FIRST_START_SHARE * limit)))
-    comp = np.zeros(graph.n, np.int64)
-    sizes = np.zeros(graph.n + 1, np.int64)
-    sets = []
-    for i in range(count):
-        cnd_star(graph.indptr, graph.indices, k, np.uint64(seed + i), comp, sizes)
-        sets.append(np.flatnonzero(comp == 0).astype(np.int32))
-    return sets
-
-
 def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn,
                        exchange: Exchange | None = None) -> AlgorithmResult:
     """Critical nodes on the CPU (Numba).
@@ -188,8 +164,8 @@ def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn,
     return solve(graph, params, progress, "cpu", exchange=exchange,
                  improver=lambda: CpuImprover(graph, params.k, params.seed),
                  batch_of=lambda improve: 1,
-                 memetic_starts=lambda batch: cnd_starts(graph, params.k, params.seed,
-                                                         params.time_limit_s),
+                 memetic_starts=lambda batch: population_starts(graph, params.k, params.seed,
+                                                               params.time_limit_s),
                  starts=starts,
                  search=lambda state, removed, objective, started, deadline, patience: search_cpu(
                      graph, removed, objective, params.seed, patience, started, deadline,

@@ -37,7 +37,7 @@ SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
 
 def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backend,
           improver: Callable[[], Any], batch_of: Callable[[Any], int],
-          memetic_starts: Callable[[int], list[np.ndarray]], starts: StartsFn,
+          memetic_starts: Callable[[int], tuple[list[np.ndarray], str | None]], starts: StartsFn,
           search: SearchFn, exchange: Exchange | None = None) -> AlgorithmResult:
     """Run ``critical_nodes`` with one backend's pieces.
 
@@ -52,7 +52,8 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
     batch_of : callable
         ``batch_of(improver)``: children improved at once.
     memetic_starts : callable
-        ``memetic_starts(batch)``: the first population's sets, from greedy starts.
+        ``memetic_starts(batch)``: the first population's sets, from greedy starts, and the
+        device that ran them.
     starts : StartsFn
         The greedy starts (share: the part of the progress bar they fill). ``search`` gives
         them ``START_SHARE`` of its time limit.

@@ -44,13 +44,15 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from graphgpu.kernels.algorithms.critical_nodes.cost import walk_seconds
+from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds, walk_seconds
 from graphgpu.kernels.algorithms.critical_nodes.fill import fill_round, greedy_fill
+from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.moves import CTL_OBJ, load_set
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     BEAT_S,
     FILL_SHARE,
+    FIRST_START_SHARE,
     FIX_SHARE,
     MIGRATION_MIN_S,
     MIGRATION_SHARE,
@@ -61,14 +63,16 @@ from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     RUIN_SHARE,
     STALL_GENERATIONS,
     START_SHARE,
+    STARTS_MIN,
 )
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import Exchange, ProgressFn
 
 #: improve(sets, moves, deadline) -> [(objective, set)] for a batch of k-sets.
 Improver = Callable[[list[np.ndarray], int, float], list[tuple[int, np.ndarray]]]
-#: starts() -> k-sets from the backend's greedy (CND*) starts, for the first population.
-Starts = Callable[[], list[np.ndarray]]
+#: starts() -> (k-sets from the backend's greedy (CND*) starts, for the first population; the
+#: device that ran them, None where none ran).
+Starts = Callable[[], tuple[list[np.ndarray], str | None]]
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
@@ -150,6 +154,26 @@ def sizes_for(n: int, k: int) -> tuple[int, int]:
     return population, 20 * (100 + 4 * k)
 
 
+def population_starts(graph: Graph, k: int, seed: int, limit: float
+                      ) -> tuple[list[np.ndarray], str | None]:
+    """CND* sets from seeds ``seed, seed + 1, ...`` on the host, for a memetic population, and
+    ``"cpu"`` (None where none fit): as
+    many as the population takes (``STARTS_MIN`` at least: CND* is bimodal on some graphs, and
+    the best start goes on), fewer where their estimated cost passes ``START_SHARE`` of the
+    time ``limit`` (the first: ``FIRST_START_SHARE``; by the estimate, not the clock, so the
+    count depends on the parameters only)."""
+    cost = max(cnd_seconds(graph, k), 1e-9)
+    count = min(max(sizes_for(graph.n, k)[0] - 1, STARTS_MIN),
+                max(int(START_SHARE * limit / cost), int(cost <= FIRST_START_SHARE * limit)))
+    comp = np.zeros(graph.n, np.int64)
+    sizes = np.zeros(graph.n + 1, np.int64)
+    sets = []
+    for i in range(count):
+        cnd_star(graph.indptr, graph.indices, k, np.uint64(seed + i), comp, sizes)
+        sets.append(np.flatnonzero(comp == 0).astype(np.int32))
+    return sets, "cpu" if sets else None
+
+
 @dataclass
 class Outcome:
     """What a memetic run returns (the best set, with its history)."""
@@ -161,11 +185,14 @@ class Outcome:
     generations: int = 0
     restarts: int = 0
     migrants: int = 0
+    starts_run: int = 0
+    starts_on: str | None = None
     timeline: list[list[float]] = field(default_factory=list)
 
     def summary_fields(self, seed: int) -> dict:
         """The run's fields of the result summary (``seed``: the run's)."""
-        return {"best_seed": seed, "best_start": 0, "starts_run": 0, "time_to_best_s": self.found,
+        return {"best_seed": seed, "best_start": 0, "starts_run": self.starts_run,
+                "starts_on": self.starts_on, "time_to_best_s": self.found,
                 "iterations": self.iterations, "generations": self.generations, "restarts":
                 self.restarts, "migrants": self.migrants, "timeline": self.timeline}
 
@@ -320,7 +347,8 @@ class Memetic:
         # first where its largest component is large; there the removal only runs when its k
         # walks of the graph fit in REMOVAL_SHARE of the time (on ca-CondMat, 5 s: 1 s for
         # 59.5M pairs, cut and padded, against CND*'s ~40M).
-        initial = self.starts() if self.starts is not None else []
+        initial, self.out.starts_on = self.starts() if self.starts is not None else ([], None)
+        self.out.starts_run = len(initial)
         for nodes in initial:
             self.offer(self.filler.evaluate(nodes), nodes)
         span, none = self.deadline - self.started, np.zeros(0, np.int32)

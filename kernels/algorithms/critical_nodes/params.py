@@ -60,10 +60,11 @@ class CndSummary(BaseModel):
     shards_ok: int | None = Field(None, description="distributed: shards that succeeded.")
     starts_run: int = Field(description="Greedy starts run.")
     starts_on: str | None = Field(
-        None, description="greedy, multistart, search: the device that ran the greedy starts. "
-                          "The GPU backend runs a lone start, or a few, on a large graph on the "
-                          "host's near-linear CND* ('cpu') where that is estimated to end before "
-                          "the GPU's waves (an exact start is a chain of dependent steps).",
+        None, description="The device that ran the greedy starts (memetic: those of its first "
+                          "population). The GPU backend runs a lone start, or a few, on a large "
+                          "graph on the host's near-linear CND* ('cpu') where that is estimated "
+                          "to end before the GPU's waves (an exact start is a chain of dependent "
+                          "steps).",
         json_schema_extra=VOLATILE)
     descent_on: str | None = Field(
         None, description="memetic: the device that ran the first descent (ruin and regrow) on "

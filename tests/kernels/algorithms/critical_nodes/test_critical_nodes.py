@@ -20,6 +20,8 @@ from graphgpu.kernels.algorithms.critical_nodes import (
 )
 from graphgpu.kernels.algorithms.critical_nodes import gpu as cnd_gpu
 from graphgpu.kernels.algorithms.critical_nodes import greedy as cnd_cpu
+from graphgpu.kernels.algorithms.critical_nodes.memetic import population_starts
+from graphgpu.kernels.algorithms.critical_nodes.tuning import STARTS_MIN
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import InvalidInput, JobCanceled
 from graphgpu.kernels.core.graph import Graph, build_graph
@@ -256,7 +258,19 @@ def test_gpu_backend_runs_few_starts_on_large_graphs_on_the_host() -> None:
         small, CndParams(k=10, method="multistart", starts=264), "cpu").seconds
     assert run(small, "cpu", k=10).summary["starts_on"] == "cpu"
     memetic = run(small, "cpu", k=10, method="memetic", time_limit_s=0.2)
-    assert memetic.summary.get("starts_on") is None
+    assert memetic.summary["starts_on"] == "cpu" and memetic.summary["starts_run"] >= 1
+
+
+def test_gpu_memetic_takes_the_cpus_population_starts_where_a_wave_is_too_slow() -> None:
+    # A GPU wave's steps each pass over the nodes: on a large graph its memetic population
+    # starts from the host's CND* starts, as many as the CPU backend's (not a lone seed: CND*
+    # is bimodal on some graphs), and says so; no device is touched for it.
+    big = from_nx(nx.barabasi_albert_graph(20000, 2, seed=1))
+    sets, where = cnd_gpu.cnd_starts(big, 10, 3, 5.0, 263)
+    host, on = population_starts(big, 10, 3, 5.0)
+    assert where == on == "cpu" and len(sets) == len(host) >= STARTS_MIN
+    assert all(np.array_equal(a, b) for a, b in zip(sets, host, strict=True))
+    assert population_starts(big, 10, 3, 1e-6) == ([], None)  # not even one fits
 
 
 @pytest.mark.skipif(not CNP_DIR.is_dir(), reason="no CNP instances beside the repository")
@@ -339,6 +353,8 @@ def test_gpu_backend_records_where_its_starts_ran() -> None:
     assert on_host.summary["objective"] == run(big, "cpu", k=10).summary["objective"]
     small = from_nx(nx.barabasi_albert_graph(300, 2, seed=1))
     assert run(small, "gpu", k=10, method="multistart", starts=264).summary["starts_on"] == "gpu"
+    memetic = run(small, "gpu", k=10, method="memetic", time_limit_s=0.5).summary
+    assert memetic["starts_on"] == "gpu" and memetic["starts_run"] >= 1  # one wave
 
 
 @pytest.mark.gpu
