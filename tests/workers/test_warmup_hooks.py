@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from graphgpu.kernels.algorithms.critical_nodes import cpu as cnd_cpu
-from graphgpu.kernels.algorithms.critical_nodes import memetic
+from graphgpu.kernels.algorithms.critical_nodes import memetic, ruin
 from graphgpu.kernels.algorithms.critical_nodes import search as cnd_search
 from graphgpu.kernels.algorithms.mis import cpu as mis_cpu
 from graphgpu.kernels.algorithms.mis import driver as mis_driver
@@ -65,9 +65,14 @@ def test_mis_hook_runs_every_iterated_step(busy_clock: None,
         "improve", "mark", "release", "restore_best", "reduce_round", "freeze"}
 
 
+def _count_descent(monkeypatch: pytest.MonkeyPatch, calls: Counter) -> None:
+    monkeypatch.setattr(ruin, "ruin_rounds", _count(calls, "ruin_rounds", ruin.ruin_rounds))
+
+
 def test_critical_nodes_hook_runs_search_fill_and_improver(
         busy_clock: None, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: Counter = Counter()
+    _count_descent(monkeypatch, calls)
     monkeypatch.setattr(cnd_search, "swap_search",
                         _count(calls, "swap_search", cnd_search.swap_search))
     monkeypatch.setattr(memetic, "fill_round", _count(calls, "fill_round", memetic.fill_round))
@@ -78,6 +83,17 @@ def test_critical_nodes_hook_runs_search_fill_and_improver(
     hook("cpu")
     # swap_search: the plain chain and the memetic improver's restarting chain
     assert calls["swap_search"] >= 2 and calls["fill_round"] and calls["greedy_fill"]
+    assert calls["ruin_rounds"]  # the memetic's first descent
+
+
+@pytest.mark.gpu
+def test_critical_nodes_gpu_hook_runs_the_host_descent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The GPU memetic takes the host's first descent too: a cold cache compiled it inside a
+    # first job's time limit when only the CPU hook ran it.
+    calls: Counter = Counter()
+    _count_descent(monkeypatch, calls)
+    get_algorithm("critical_nodes").warm_up("gpu")
+    assert calls["ruin_rounds"]
 
 
 @pytest.mark.gpu
