@@ -38,6 +38,8 @@ from graphgpu.kernels.core.io.formats import parse_graph
 from graphgpu.kernels.core.registry import Algorithm, Backend, algorithms, no_progress
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.generators import generate_graph
+from graphgpu.kernels.generators.arrays import rmat_edges
+from graphgpu.kernels.generators.params import RmatParams
 
 log = logging.getLogger("graphgpu.worker")
 
@@ -45,6 +47,16 @@ KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 #: Most processes a first start compiles in (each holds a Python with NumPy, Numba and, on a
 #: GPU worker, a CUDA context); fewer than two (a machine of one core) means none.
 MAX_PROCESSES = 15
+#: From this many processes a first start's compile pool splits its shares finer
+#: (:func:`_shares`).
+FINE_PROCESSES = 8
+#: A compile pool share: backend, algorithm names (none: the generators and parser), part
+#: (None: all of them; :data:`EXAMPLES`, a warm-up hook's part, a generator, :data:`PARSER`).
+Share = tuple[Backend, tuple[str, ...], str | None]
+#: The share's part that runs the algorithms' documented examples (no warm-up hook).
+EXAMPLES = "examples"
+#: The inputs' part that compiles the upload parser.
+PARSER = "parser"
 #: Small runs of every generator (their compiled loops and, on the GPU, the device build).
 GENERATOR_EXAMPLES: dict[str, dict[str, object]] = {
     "rmat": {"scale": 4, "edge_factor": 4}, "erdos_renyi": {"n": 12, "p": 0.5},
@@ -72,24 +84,30 @@ SKEWED_DEVICE_BYTES = 1 << 30
 SKEWED_UNESTIMATED = ("bfs", "connected_components", "sssp", "mis")
 
 
-def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> dict[str, float]:
+def warm_up(backend: Backend, names: tuple[str, ...] | None = None,
+            part: str | None = None) -> dict[str, float]:
     """Compile (or load from the disk caches) every algorithm's kernels, the generators and the
     upload parser, and initialise CUDA, before the first job arrives, so that no job pays for
-    them (``names``: only those algorithms, e.g. for a benchmark's fresh process; then neither
-    generators nor parser). Returns the seconds each part took (algorithm names, ``inputs``)."""
+    them (``names``: only those algorithms, e.g. for a benchmark's fresh process or a compile
+    pool's share; then neither generators nor parser; ``part``: only their examples
+    (:data:`EXAMPLES`) or one part of their warm-up hooks). Returns the seconds each part took
+    (algorithm names, ``inputs``)."""
     ring = np.arange(64)
     graphs = [simple_graph(ring, np.roll(ring, 1))]  # no compiled CSR builder to load
-    if backend == "gpu":
-        graphs.append(generate_graph("rmat", SKEWED, "gpu")[0])
+    if backend == "gpu" and part in (None, EXAMPLES):
+        graphs.append(skewed_graph())
     seconds: dict[str, float] = {}
     for algorithm in algorithms().values():
         if names is not None and algorithm.name not in names:
             continue
         start = time.perf_counter()
-        for graph in graphs:
-            run_examples(algorithm, graph, backend, skewed=graph is not graphs[0])
-        if algorithm.warm_up is not None:
+        if part in (None, EXAMPLES):
+            for graph in graphs:
+                run_examples(algorithm, graph, backend, skewed=graph is not graphs[0])
+        if algorithm.warm_up is not None and part is None:
             algorithm.warm_up(backend)
+        elif part in algorithm.warm_up_parts:
+            algorithm.warm_up(backend, part)
         seconds[algorithm.name] = time.perf_counter() - start
     if names is None:
         start = time.perf_counter()
@@ -99,6 +117,15 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None) -> dict[str,
             device.reserve_upload_buffers()
         seconds["inputs"] = time.perf_counter() - start
     return seconds
+
+
+def skewed_graph() -> Graph:
+    """The :data:`SKEWED` R-MAT graph, as ``generate_graph("rmat", SKEWED)`` builds it, drawn by
+    the vectorised generator on the host and built with NumPy alone: every GPU share of a first
+    start's compile pool builds it, and through the GPU generator each compiled the same CuPy
+    passes (12.8 s of a 40 s share on the GPU host, 2026-11-27)."""
+    edges = rmat_edges(np, RmatParams(**SKEWED), no_progress)
+    return simple_graph(edges.src, edges.dst, np.arange(edges.num_nodes))
 
 
 def run_examples(algorithm: Algorithm, graph: Graph, backend: Backend, skewed: bool) -> None:
@@ -130,13 +157,15 @@ def run_examples(algorithm: Algorithm, graph: Graph, backend: Backend, skewed: b
             log.debug("warm-up: %s on the skewed graph refused: %s", algorithm.name, exc)
 
 
-def warm_up_inputs(backend: Backend) -> None:
+def warm_up_inputs(backend: Backend, part: str | None = None) -> None:
     """Compile what makes graphs: every generator (compiled loops; on the GPU the device build)
     and the upload parser, which the API runs from the same disk cache (compiled here, its first
-    upload only loads it)."""
+    upload only loads it); ``part``: one generator's name, or :data:`PARSER`, only."""
     for name, params in GENERATOR_EXAMPLES.items():
-        generate_graph(name, params, backend)
-    parse_graph(b"0 1\n1 2\n")
+        if part in (None, name):
+            generate_graph(name, params, backend)
+    if part in (None, PARSER):
+        parse_graph(b"0 1\n1 2\n")
 
 
 def use_kernel_cache(settings: Settings) -> Path:
@@ -175,16 +204,41 @@ def _families(backend: Backend) -> dict[str, list[str]]:
     return groups
 
 
-def _compile(backend: Backend, share: tuple[str, ...]) -> float:
-    # In a pool process: warm one share (a family's algorithm names; empty: generators and
-    # parser) on one backend, which fills the disk caches; returns its seconds. Numba functions
-    # that shares have in common may be compiled by two at once: their saves are serialised by
-    # core/jit_cache.py.
+def _shares(backends: list[Backend], processes: int) -> list[Share]:
+    """The compile pool's shares, longest first, so that no long share starts last: the
+    families with warm-up hooks (their hooks compile the most: critical_nodes' CPU share took
+    50 s of a 2-core VM's 86 s pool, started 25 s in), then the generators and parser (22 s
+    there), then the rest; GPU before CPU within each. Below :data:`FINE_PROCESSES` a share is a
+    family on one backend (the generators and parser one more), so that what a family's
+    algorithms share compiles once; from there an algorithm, a part of a warm-up hook, a
+    generator: on the GPU host (16 cores) the family shares' pool took 38.8 s, its longest
+    share 36.2 s, while most processes idled after 20 s (2026-11-27)."""
+    hooked = {name for name, algorithm in algorithms().items() if algorithm.warm_up is not None}
+    shares: list[Share] = []
+    for backend in backends:
+        if processes < FINE_PROCESSES:
+            shares += [(backend, tuple(names), None)
+                       for names in [*_families(backend).values(), []]]
+            continue
+        for name, algorithm in algorithms().items():
+            parts = algorithm.warm_up_parts
+            shares += [(backend, (name,), part) for part in
+                       ((EXAMPLES, *parts) if parts else (None,))]
+        shares += [(backend, (), part) for part in (*GENERATOR_EXAMPLES, PARSER)]
+    return sorted(shares, key=lambda share: (0 if hooked & set(share[1]) else 2 if share[1]
+                                             else 1, share[0] != "gpu"))
+
+
+def _compile(backend: Backend, share: tuple[str, ...], part: str | None) -> float:
+    # In a pool process: warm one share (algorithm names, or none: generators and parser; a
+    # part of them or all) on one backend, which fills the disk caches; returns its seconds.
+    # Numba functions that shares have in common may be compiled by two at once: their saves
+    # are serialised by core/jit_cache.py.
     start = time.perf_counter()
     if share:
-        warm_up(backend, share)
+        warm_up(backend, share, part)
     else:
-        warm_up_inputs(backend)
+        warm_up_inputs(backend, part)
     return time.perf_counter() - start
 
 
@@ -228,26 +282,16 @@ def precompile(*backends: Backend, processes: int | None = None) -> bool:
     if not marks or processes < 2:
         return False
     start = time.perf_counter()
-    # A share per family and backend: a GPU host's shares of both backends in one took up to
-    # 37.7 s (counting, critical_nodes; 2026-11-27, cold) while most of the 15 processes were
-    # idle after 16 s. Longest first, so that no long share starts last: the families with
-    # warm-up hooks (their hooks compile the most: critical_nodes' CPU share took 50 s of a
-    # 2-core VM's 86 s pool, started 25 s in), then the generators and parser (22 s there),
-    # then the rest; GPU before CPU within each.
-    hooked = {name for name, algorithm in algorithms().items() if algorithm.warm_up is not None}
-    shares = sorted([(backend, tuple(names)) for backend in marks
-                     for names in [*_families(backend).values(), []]],
-                    key=lambda pair: (0 if hooked & set(pair[1]) else 2 if pair[1] else 1,
-                                      pair[0] != "gpu"))
     failed = False
     # spawn, not fork: each child starts CUDA and Numba's threads of its own
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_skip_teardown) as pool:
-        futures = {pool.submit(_compile, backend, share): (backend, share)
-                   for backend, share in shares}
+        futures = {pool.submit(_compile, *share): share
+                   for share in _shares(list(marks), processes)}
         for future in as_completed(futures):
-            backend, share = futures[future]
-            what = f"{', '.join(share) or 'generators and parser'} ({backend})"
+            backend, share, part = futures[future]
+            what = (f"{', '.join(share) or 'generators and parser'}"
+                    f"{f' ({part})' if part else ''} ({backend})")
             try:
                 log.info("compiled %s in %.1f s", what, future.result())
             except Exception as exc:

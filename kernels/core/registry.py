@@ -194,6 +194,9 @@ class Algorithm:
         ``warm_up(backend)``, run by worker warm-up after the documented examples (which run on a
         64-node ring): runs the kernels those do not reach (e.g. searches that need cliques), so
         that no job compiles them.
+    warm_up_parts : tuple of str
+        Names of independent parts of ``warm_up``, each run alone as ``warm_up(backend, part)``
+        (a first start on a machine of many cores compiles them in separate processes).
     """
 
     name: str
@@ -208,7 +211,8 @@ class Algorithm:
     merge: MergeFn | None = None
     migrates: bool = False
     directed: DirectedRule = "refuse"
-    warm_up: Callable[[Backend], None] | None = None
+    warm_up: Callable[..., None] | None = None
+    warm_up_parts: tuple[str, ...] = ()
 
     def function(self, backend: Backend) -> AlgorithmFn:
         return self.cpu if backend == "cpu" else self.gpu

@@ -16,10 +16,10 @@ from graphgpu.workers import warmup
 
 class InProcessPool:
     """The compile pool's interface, run here: records what the helper processes would get
-    (``(backend, share)`` per submit) and runs nothing. Called like the pool's class."""
+    (``(backend, share, part)`` per submit) and runs nothing. Called like the pool's class."""
 
     def __init__(self) -> None:
-        self.submitted: list[tuple[object, tuple[str, ...]]] = []  # (backend, share)
+        self.submitted: list[tuple[object, tuple[str, ...], object]] = []
 
     def __call__(self, *args: object, **kwargs: object) -> InProcessPool:
         return self
@@ -30,8 +30,8 @@ class InProcessPool:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def submit(self, fn: object, backend: object, share: tuple[str, ...]) -> Future:
-        self.submitted.append((backend, share))
+    def submit(self, fn: object, backend: object, share: tuple[str, ...], part: object) -> Future:
+        self.submitted.append((backend, share, part))
         future: Future = Future()
         future.set_result(0.0)  # the share's seconds
         return future
@@ -124,7 +124,7 @@ def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
     assert warmup.precompile("cpu", processes=1) is False  # no gain: nothing runs
     assert not pool.submitted
     assert warmup.precompile("cpu", processes=2) is True
-    shares = [share for _, share in pool.submitted]
+    shares = [share for _, share, _ in pool.submitted]
     names = [name for share in shares for name in share]
     from graphgpu.kernels.core.registry import algorithms
 
@@ -158,7 +158,7 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
 
     submitted = pool.submitted
     for backend in ("gpu", "cpu"):
-        shares = [share for each, share in submitted if each == backend]
+        shares = [share for each, share, _ in submitted if each == backend]
         assert sorted(name for share in shares for name in share) == sorted(algorithms())
         assert () in shares
         louvain = next(share for share in shares if "louvain" in share)
@@ -169,6 +169,73 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
         assert json.loads(warmup.stamp_path(backend).read_text())["fingerprint"] == \
             f"code-{backend}"
     assert warmup.precompile("gpu", "cpu", processes=2) is False
+
+
+def test_many_cores_split_the_pool_finer(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From FINE_PROCESSES processes a share is one algorithm, one part of a warm-up hook, one
+    generator or the parser, per backend: every algorithm's examples once, every hook part once,
+    the hooked algorithms first; below it, a family per share (the test above)."""
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
+    monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
+    pool = InProcessPool()
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
+    assert warmup.precompile("gpu", "cpu", processes=warmup.FINE_PROCESSES) is True
+    from graphgpu.kernels.core.registry import algorithms
+
+    for backend in ("gpu", "cpu"):
+        mine = [(share, part) for each, share, part in pool.submitted if each == backend]
+        examples = [share for share, part in mine if share and part in (None, warmup.EXAMPLES)]
+        assert sorted(name for share in examples for name in share) == sorted(algorithms())
+        assert all(len(share) == 1 for share, _ in mine if share)
+        for name, algorithm in algorithms().items():
+            assert sorted(part for share, part in mine if share == (name,) and part !=
+                          warmup.EXAMPLES) == sorted(algorithm.warm_up_parts or [None])
+        assert sorted(part for share, part in mine if not share) == sorted(
+            [*warmup.GENERATOR_EXAMPLES, warmup.PARSER])
+    assert algorithms()["critical_nodes"].warm_up_parts  # the split reaches a hook
+    hooked = [any(algorithms()[name].warm_up for name in share)
+              for _, share, _ in pool.submitted]
+    assert hooked == sorted(hooked, reverse=True)
+
+
+def test_a_part_warms_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphgpu.kernels.algorithms.critical_nodes import memetic, ruin, search
+
+    class Descended(Exception):
+        pass
+
+    def descent(*args: object) -> None:
+        raise Descended
+
+    calls: list[str] = []
+    monkeypatch.setattr(ruin, "ruin_rounds", descent)
+    monkeypatch.setattr(search, "swap_search", lambda *args: calls.append("chain"))
+    monkeypatch.setattr(memetic, "greedy_fill", lambda *args: calls.append("fill"))
+    monkeypatch.setattr(warmup, "run_examples", lambda *args, **kwargs: calls.append("examples"))
+    with pytest.raises(Descended):  # the descent's part reaches it, and nothing before it ran
+        warmup.warm_up("cpu", ("critical_nodes",), "descent")
+    assert calls == []
+    warmup.warm_up("cpu", ("critical_nodes",), warmup.EXAMPLES)
+    assert calls == ["examples"]
+    made: list[str] = []
+    monkeypatch.setattr(warmup, "generate_graph", lambda name, *args: made.append(name))
+    monkeypatch.setattr(warmup, "parse_graph", lambda data: made.append("parser"))
+    warmup.warm_up_inputs("cpu", "grid")
+    warmup.warm_up_inputs("cpu", warmup.PARSER)
+    assert made == ["grid", "parser"]
+
+
+def test_skewed_graph_is_the_generators_graph() -> None:
+    """The GPU warm-up's hub-heavy graph, built without compiled code, is the graph the R-MAT
+    generator's job stores."""
+    import numpy as np
+
+    from graphgpu.kernels.generators import generate_graph
+
+    ours, theirs = warmup.skewed_graph(), generate_graph("rmat", warmup.SKEWED, "cpu")[0]
+    for name in ("indptr", "indices", "node_ids"):
+        assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+        assert getattr(ours, name).dtype == getattr(theirs, name).dtype, name
 
 
 def test_skewed_graph_runs_only_cheap_estimates() -> None:

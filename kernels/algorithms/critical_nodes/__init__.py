@@ -84,7 +84,7 @@ from graphgpu.kernels.algorithms.critical_nodes.params import (
     seeds_for,
 )
 from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
-from graphgpu.kernels.algorithms.critical_nodes.warmup import warm_up
+from graphgpu.kernels.algorithms.critical_nodes.warmup import PARTS, warm_up
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import (
@@ -183,4 +183,5 @@ CRITICAL_NODES = register_algorithm(Algorithm(
     migrates=True,
     directed="symmetrise",
     warm_up=warm_up,
+    warm_up_parts=PARTS,
 ))

@@ -43,30 +43,41 @@ def warm_up_graph() -> Graph:
     return simple_graph(np.array(src), np.array(dst))
 
 
-def warm_up(backend: Backend) -> None:
-    """Compile (or load from the disk caches) every step of ``critical_nodes`` on ``backend``:
-    greedy starts, the greedy fill (exact and batched), ruin and regrow, the swap search (plain
-    and with restarts) and the memetic improver; on the GPU also the host start, the
-    multistart, the search chains and the batch improver."""
+#: The hook's parts, each runnable alone (a first start with many cores compiles them in
+#: separate processes: the whole hook took 25-33 s of one process on the GPU host): the greedy
+#: fill (exact and batched), the greedy starts (on the GPU with the search chains that start
+#: from them), the first descent (ruin and regrow) and the improvers' chains.
+PARTS = ("fill", "starts", "descent", "chains")
+
+
+def warm_up(backend: Backend, part: str | None = None) -> None:
+    """Compile (or load from the disk caches) every step of ``critical_nodes`` on ``backend``
+    (``part``: one of :data:`PARTS` only): the greedy fill, the greedy starts, ruin and regrow
+    (host code both backends run: the GPU's memetic fills sets and descends on the host), the
+    swap search (plain and with restarts) and the memetic improver; on the GPU also the host
+    start, the multistart, the search chains and the batch improver."""
     graph = warm_up_graph()
     patience = patience_for(K)
-    # Host code both backends run: the exact fill (limit 0), the batched fill (a limit so
-    # small that every step deletes several nodes), the CND* starts and the memetic's first
-    # descent (ruin and regrow; a benchmark's GPU runs on ca-HepTh compiled it in their 5 s).
-    exact = Filler(graph, K, 1).complete(np.zeros(0, np.int32), math.inf)
-    Filler(graph, K, 1, 1e-12).complete(np.array([0], np.int32), math.inf)
-    greedy_cpu(graph, K, range(1, 3), no_progress)
-    RuinRegrow(graph, K, 1)(exact, MOVES, math.inf)
-    if backend == "cpu":
-        chain = SearchState(graph.indptr, graph.indices, exact, 1)
-        chain.run(MOVES, patience)
-        improve = CpuImprover(graph, K, 1)
-        improve([exact], MOVES, math.inf)
-        return
-    starts = gpu.multistart(graph, K, range(1, 3), no_progress)
-    gpu.host_start(graph, K, 1)
-    # A deadline already passed: the chains are set up and read back, no move loop runs (the
-    # loop launches the same kernels and reads the same values).
-    gpu.search(graph, K, starts, np.flatnonzero(starts.removed), starts.objective, 1, patience,
-               0.0, 0.0, no_progress)
-    gpu.GpuImprover(graph, K, 1)([exact, exact], MOVES, math.inf)
+    # A set that splits the graph (the rings' ends that bridge them, a ring node, a hub): the
+    # chains and the descent start from it without waiting for the fill.
+    split = np.array([7, 15, 0, 24], np.int32)
+    if part in (None, "fill"):  # exact (limit 0), then batched (every step several nodes)
+        Filler(graph, K, 1).complete(np.zeros(0, np.int32), math.inf)
+        Filler(graph, K, 1, 1e-12).complete(np.array([0], np.int32), math.inf)
+    if part in (None, "starts"):
+        greedy_cpu(graph, K, range(1, 3), no_progress)
+        if backend == "gpu":
+            starts = gpu.multistart(graph, K, range(1, 3), no_progress)
+            gpu.host_start(graph, K, 1)
+            # A deadline already passed: the chains are set up and read back, no move loop
+            # runs (the loop launches the same kernels and reads the same values).
+            gpu.search(graph, K, starts, np.flatnonzero(starts.removed), starts.objective, 1,
+                       patience, 0.0, 0.0, no_progress)
+    if part in (None, "descent"):
+        RuinRegrow(graph, K, 1)(split, MOVES, math.inf)
+    if part in (None, "chains"):
+        if backend == "cpu":
+            SearchState(graph.indptr, graph.indices, split, 1).run(MOVES, patience)
+            CpuImprover(graph, K, 1)([split], MOVES, math.inf)
+        else:
+            gpu.GpuImprover(graph, K, 1)([split, split], MOVES, math.inf)
