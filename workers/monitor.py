@@ -257,4 +257,6 @@ if __name__ == "__main__":
     configure_logging("monitor", get_settings())
     stdin = sys.stdin.buffer
     first = stdin.readline()
+    if not first:  # the worker ended before it was ready: it never registered, nothing to do
+        sys.exit(0)
     run(int(sys.argv[1]), sys.argv[2], json.loads(first), _open_pulses(stdin))

@@ -260,12 +260,14 @@ def stamp_path(backend: Backend) -> Path:
     return KERNELS / "__pycache__" / "graphgpu-warm-up-cpu.json"
 
 
-def precompile(*backends: Backend, processes: int | None = None) -> bool:
-    """Fill the compiled-code caches of ``backends`` in one pool (a share: one family on one
-    backend whose stamp is not current) unless their stamps say they are filled for
-    this code, or there are too few cores to gain; returns whether it ran. Failures are
-    logged, not raised: the worker's own :func:`warm_up` then meets (and reports) them, and no
-    stamp is written."""
+def precompile(*backends: Backend, processes: int | None = None, load: bool = False) -> bool:
+    """Fill the compiled-code caches of ``backends`` in one pool (shares as :func:`_shares`
+    makes them, of the backends whose stamps are not current) unless their stamps say they are
+    filled for this code, or there are too few cores to gain; returns whether it ran. Failures
+    are logged, not raised: the worker's own :func:`warm_up` then meets (and reports) them, and
+    no stamp is written. ``load``: this process also loads each share from the caches as its
+    helper finishes, while the others still compile (the worker's own warm-up after the pool
+    took 6.6 s of a 48 s cold start on the GPU host, 2026-11-27; it then finds most loaded)."""
     marks: dict[Backend, str] = {}
     for backend in backends:
         mark = fingerprint(backend)
@@ -297,6 +299,12 @@ def precompile(*backends: Backend, processes: int | None = None) -> bool:
             except Exception as exc:
                 failed = True
                 log.warning("compiling %s in a helper process failed: %s", what, exc)
+                continue
+            if load:
+                try:
+                    _compile(backend, share, part)
+                except Exception as exc:  # the worker's own warm-up meets it again and reports
+                    log.warning("loading %s failed: %s", what, exc)
     log.info("compiled the %s kernels in %d processes in %.1f s", " and ".join(marks),
              processes, time.perf_counter() - start)
     for backend, mark in marks.items():

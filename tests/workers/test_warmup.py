@@ -292,3 +292,18 @@ def test_pool_processes_leave_without_teardown() -> None:
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=spawn, initializer=warmup._skip_teardown) as pool:
         assert pool.submit(os.getpid).result() != os.getpid()
+
+
+def test_load_takes_each_share_as_its_helper_ends(kernels: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``load`` the worker loads every share the pool compiled, in this process, while the
+    pool runs (its own warm-up afterwards finds them loaded); without it, none."""
+    pool = InProcessPool()
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
+    loaded: list[tuple] = []
+    monkeypatch.setattr(warmup, "_compile", lambda *share: loaded.append(share) or 0.0)
+    assert warmup.precompile("cpu", processes=2) is True
+    assert loaded == []
+    warmup.stamp_path("cpu").unlink()
+    assert warmup.precompile("cpu", processes=2, load=True) is True
+    assert sorted(loaded, key=repr) == sorted(pool.submitted[len(pool.submitted) // 2:], key=repr)

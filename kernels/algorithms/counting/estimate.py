@@ -176,10 +176,17 @@ def estimate_independent(graph: Graph, params: IndependentParams, backend: Backe
 WARM_UP_RING = 1 << 15
 
 
-def warm_up_cliques(backend: Backend) -> None:
+#: The warm-up's parts, a clique size each (a first start on many cores compiles them in
+#: separate processes: all of them took 31.3 s of one process on the GPU host, the longest
+#: share of its compile pool).
+WARM_UP_PARTS = tuple(f"k{k}" for k in range(3, 4 + gpu.CLIQUE_DEPTH))
+
+
+def warm_up_cliques(backend: Backend, part: str | None = None) -> None:
     """Worker warm-up of ``count_cliques``: the search at every depth of the GPU's work-item
-    cutting (k = 3 to 3 + CLIQUE_DEPTH, with and without k_max) on a complete graph of 12 nodes
-    beside a ring of :data:`WARM_UP_RING` nodes.
+    cutting (k = 3 to 3 + CLIQUE_DEPTH, with and without k_max; ``part``: one k of
+    :data:`WARM_UP_PARTS`) on a complete graph of 12 nodes beside a ring of
+    :data:`WARM_UP_RING` nodes.
 
     The documented examples run on a ring of 64 nodes, which has no triangle: there the search
     never gets past its first passes, and the kernels and CuPy passes of the cutting would be
@@ -190,5 +197,7 @@ def warm_up_cliques(backend: Backend) -> None:
     graph = simple_graph(np.concatenate([src, ring]), np.concatenate([dst, np.roll(ring, 1)]))
     run = gpu.cliques_gpu if backend == "gpu" else cpu.cliques_cpu
     for k in range(3, 4 + gpu.CLIQUE_DEPTH):
+        if part not in (None, f"k{k}"):
+            continue
         for k_max in (False, True):
             run(graph, CountParams(k=k, k_max=k_max), no_progress)

@@ -466,3 +466,16 @@ def test_degree_dag_orients_every_edge_once_upwards(monkeypatch) -> None:
     monkeypatch.setattr(counting_gpu, "MAX_OUT_DEGREE", 4)
     assert all(np.array_equal(a, b) for a, b in zip(
         counting_gpu.clique_dag(graph, np), oriented(graph)[3:], strict=True))
+
+
+def test_clique_warm_up_parts_split_it_by_clique_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphgpu.kernels.algorithms.counting import estimate
+
+    sizes: list[tuple[int, bool]] = []
+    monkeypatch.setattr(estimate.cpu, "cliques_cpu",
+                        lambda graph, params, progress: sizes.append((params.k, params.k_max)))
+    estimate.warm_up_cliques("cpu", "k4")
+    assert sizes == [(4, False), (4, True)]
+    sizes.clear()
+    estimate.warm_up_cliques("cpu")
+    assert sorted({k for k, _ in sizes}) == [int(part[1:]) for part in estimate.WARM_UP_PARTS]
