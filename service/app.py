@@ -32,6 +32,7 @@ from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing, authenticate
 from graphgpu.service.boundary import Boundary
 from graphgpu.service.deps import AppState
 from graphgpu.service.errors import install_handlers
+from graphgpu.service.job_ends import JobEnds
 from graphgpu.service.jobs import JobStore
 from graphgpu.service.openapi import install_openapi
 from graphgpu.service.ownership import Ownership
@@ -165,9 +166,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             retry_on_error=[RedisConnectionError]))
         algorithms()  # import every algorithm module now, not on the first request
         await build_routes(app)
+        app.state.job_ends = JobEnds(app.state.async_redis, settings)
+        app.state.job_ends.start()  # the long-polls' listener subscribes before the first one
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
         yield
+        await app.state.job_ends.stop()
         await app.state.async_redis.aclose()
         redis.close()
 

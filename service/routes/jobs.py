@@ -174,8 +174,8 @@ def _long_polls(request: Request) -> LongPolls:
 
 
 def _job_ends(request: Request, st: AppState) -> JobEnds:
-    """The application's :class:`JobEnds`, made on the first long-poll (again for another
-    start of the application: it belongs to one event loop and connection pool)."""
+    """The application's :class:`JobEnds`, made at its start (again here for an application
+    started another way: it belongs to one event loop and connection pool)."""
     ends = getattr(request.app.state, "job_ends", None)
     if ends is None or ends.redis is not request.app.state.async_redis:
         ends = request.app.state.job_ends = JobEnds(request.app.state.async_redis, st.settings)

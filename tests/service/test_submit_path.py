@@ -120,3 +120,23 @@ def test_a_long_poll_answers_after_its_listener_lost_the_connection(idle: Stack)
     waiter.join(30)
     assert answer["status"] == "canceled"
     assert answer["answered"] - canceled < 10  # woken by the end, not by its 25 s running out
+
+
+def test_the_listener_subscribes_when_the_api_starts(env) -> None:
+    """The long-polls' listener starts with the application, before any long-poll (the first
+    one paid its connection and subscribe), and stops with it."""
+    import asyncio
+
+    from graphgpu.service.app import create_app
+
+    settings, _ = env
+    app = create_app(settings)
+
+    async def lifetime() -> asyncio.Task:
+        async with app.router.lifespan_context(app):
+            await asyncio.wait_for(app.state.job_ends.listening.wait(), 10)
+            task = app.state.job_ends.task
+            assert task is not None and not task.done()
+        return task
+
+    assert asyncio.run(lifetime()).done()

@@ -307,3 +307,18 @@ def test_load_takes_each_share_as_its_helper_ends(kernels: Path,
     warmup.stamp_path("cpu").unlink()
     assert warmup.precompile("cpu", processes=2, load=True) is True
     assert sorted(loaded, key=repr) == sorted(pool.submitted[len(pool.submitted) // 2:], key=repr)
+
+
+def test_the_worker_loads_its_job_path_before_it_is_live() -> None:
+    """What RQ loads at a worker's first job (the task module, by its name; Python's strptime,
+    for the job's dates) is loaded by ``load_job_path``, which the worker runs before it
+    registers: in a fresh interpreter, neither is loaded before, both after."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import graphgpu.workers.__main__ as worker; "
+            "before = 'graphgpu.workers.tasks' in sys.modules; worker.load_job_path(); "
+            "print(before, 'graphgpu.workers.tasks' in sys.modules, '_strptime' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.split() == ["False", "True", "True"]
