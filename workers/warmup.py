@@ -4,9 +4,11 @@ Compiled code is cached on disk, so only a worker's first start on a machine com
 ``cache=True`` functions beside their sources (``__pycache__``), CuPy's kernels in
 ``CUPY_CACHE_DIR`` (set by :func:`use_kernel_cache` under the data folder unless already set).
 A first start on a machine of several cores compiles in parallel (:func:`precompile`: a process
-per core but one, families shared out among them) to fill those caches; the worker then runs
-:func:`warm_up` itself, which now only loads. A stamp beside each cache (code, library versions,
-backend) tells a later start that the cache is filled, so it skips the parallel pass.
+per core but one; families shared out among them, or on many cores single algorithms, parts of
+warm-up hooks and generators) to fill those caches, and the worker loads each share as it is
+done; its own :func:`warm_up` afterwards finds nearly everything loaded. A stamp beside each
+cache (code, library versions, backend) tells a later start that the cache is filled, so it
+skips the parallel pass.
 
 The documented examples run on a 64-node ring; on the GPU, CuPy's array functions also compile a
 variant per size class (multi-block scans behind masks and ``nonzero``, heavy-row paths), so
