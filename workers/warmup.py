@@ -234,14 +234,14 @@ def _shares(backends: list[Backend], processes: int) -> list[Share]:
                                              else 1, share[0] != "gpu"))
 
 
-def _compile(backend: Backend, share: tuple[str, ...], part: str | None) -> float:
+def _compile(backend: Backend, names: tuple[str, ...], part: str | None) -> float:
     # In a pool process: warm one share (algorithm names, or none: generators and parser; a
     # part of them or all) on one backend, which fills the disk caches; returns its seconds.
     # Numba functions that shares have in common may be compiled by two at once: their saves
     # are serialised by core/jit_cache.py.
     start = time.perf_counter()
-    if share:
-        warm_up(backend, share, part)
+    if names:
+        warm_up(backend, names, part)
     else:
         warm_up_inputs(backend, part)
     return time.perf_counter() - start
@@ -296,8 +296,8 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
         futures = {pool.submit(_compile, *share): share
                    for share in _shares(list(marks), processes)}
         for future in as_completed(futures):
-            backend, share, part = futures[future]
-            what = (f"{', '.join(share) or 'generators and parser'}"
+            backend, names, part = futures[future]
+            what = (f"{', '.join(names) or 'generators and parser'}"
                     f"{f' ({part})' if part else ''} ({backend})")
             try:
                 log.info("compiled %s in %.1f s", what, future.result())
@@ -307,7 +307,7 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
                 continue
             if load:
                 try:
-                    _compile(backend, share, part)
+                    _compile(backend, names, part)
                 except Exception as exc:  # the worker's own warm-up meets it again and reports
                     log.warning("loading %s failed: %s", what, exc)
     log.info("compiled the %s kernels in %d processes in %.1f s", " and ".join(marks),

@@ -173,13 +173,9 @@ def _long_polls(request: Request) -> LongPolls:
     return polls
 
 
-def _job_ends(request: Request, st: AppState) -> JobEnds:
-    """The application's :class:`JobEnds`, made at its start (again here for an application
-    started another way: it belongs to one event loop and connection pool)."""
-    ends = getattr(request.app.state, "job_ends", None)
-    if ends is None or ends.redis is not request.app.state.async_redis:
-        ends = request.app.state.job_ends = JobEnds(request.app.state.async_redis, st.settings)
-    return ends
+def _job_ends(request: Request) -> JobEnds:
+    """The application's :class:`JobEnds` (made at its start with its connection pool)."""
+    return request.app.state.job_ends
 
 
 async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
@@ -192,7 +188,7 @@ async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
     """
     deadline = time.monotonic() + seconds
     try:
-        async with _job_ends(request, st).watch(job_id, seconds) as ended:
+        async with _job_ends(request).watch(job_id, seconds) as ended:
             record = await st.jobs.get_async(request.app.state.async_redis, job_id)
             while record["status"] not in protocol.FINISHED:
                 left = deadline - time.monotonic()
@@ -203,7 +199,7 @@ async def _long_poll(request: Request, st: AppState, job_id: str, seconds: float
                 if ended.record is not None:  # the worker's end carried the final record
                     record = ended.record
                     continue
-                await _job_ends(request, st).ready(max(deadline - time.monotonic(), 0.001))
+                await _job_ends(request).ready(max(deadline - time.monotonic(), 0.001))
                 record = await st.jobs.get_async(request.app.state.async_redis, job_id)
     except TimeoutError:  # the wait ran out (or no listener in time): the job as it is now
         record = await st.jobs.get_async(request.app.state.async_redis, job_id)

@@ -157,11 +157,10 @@ def sizes_for(n: int, k: int) -> tuple[int, int]:
 def population_starts(graph: Graph, k: int, seed: int, limit: float
                       ) -> tuple[list[np.ndarray], str | None]:
     """CND* sets from seeds ``seed, seed + 1, ...`` on the host, for a memetic population, and
-    ``"cpu"`` (None where none fit): as
-    many as the population takes (``STARTS_MIN`` at least: CND* is bimodal on some graphs, and
-    the best start goes on), fewer where their estimated cost passes ``START_SHARE`` of the
-    time ``limit`` (the first: ``FIRST_START_SHARE``; by the estimate, not the clock, so the
-    count depends on the parameters only)."""
+    ``"cpu"`` (None where none fit): as many as the population takes (``STARTS_MIN`` at least:
+    CND* is bimodal on some graphs, and the best start goes on), fewer where their estimated
+    cost passes ``START_SHARE`` of the time ``limit`` (the first: ``FIRST_START_SHARE``; by the
+    estimate, not the clock, so the count depends on the parameters only)."""
     cost = max(cnd_seconds(graph, k), 1e-9)
     count = min(max(sizes_for(graph.n, k)[0] - 1, STARTS_MIN),
                 max(int(START_SHARE * limit / cost), int(cost <= FIRST_START_SHARE * limit)))
