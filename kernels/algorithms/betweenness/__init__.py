@@ -102,7 +102,7 @@ def estimate_betweenness(graph: Graph, params: BetweennessParams, backend: Backe
     weighted = params.weighted and graph.weights is not None
     if weighted:
         work *= WEIGHTED_FACTOR
-    device = graph.nbytes() + gpu.state_bytes(graph.n, sources, weighted) + 8 * graph.n
+    device = graph.nbytes() + gpu.state_bytes(graph.n, arcs, sources, weighted) + 8 * graph.n
     return Estimate(seconds=work / ARCS_PER_SECOND[backend], result_bytes=8 * graph.n,
                     device_bytes=device if backend == "gpu" else None,
                     detail=f"{sources:,} sources x {arcs:,} arcs")

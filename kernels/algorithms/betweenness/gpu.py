@@ -48,11 +48,11 @@ def batch_size(n: int, sources: int) -> int:
     return max(1, min(sources, size - size % 32 if size >= 32 else size))
 
 
-def state_bytes(n: int, sources: int, weighted: bool) -> int:
+def state_bytes(n: int, arcs: int, sources: int, weighted: bool) -> int:
     """Device bytes of a run's batch state (the estimate's ``device_bytes`` beside the graph)."""
     if weighted:
         return BYTES_PER_CELL * n * batch_size(n, sources)
-    return hops.state_bytes(n, sources)
+    return hops.state_bytes(n, arcs, sources)
 
 
 def _step(k: dict[str, Any], name: str, grid: tuple[int], hubs: Any, b: int, head: tuple,
@@ -111,14 +111,13 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
     k = kernels(CUDA_SOURCE, NAMES)
     dg = on_device(graph)
     n = graph.n
-    weighted = lengths is not None and lengths[0].shape[0] > 0
+    if lengths is None or lengths[0].shape[0] == 0:
+        return hops.brandes_hops(dg, sources, endpoints, progress)
     if graph.directed:
         in_indptr, in_indices, _ = backward(graph)
         rows_in = (cp.asarray(in_indptr), cp.asarray(in_indices))
     else:
         rows_in = (dg.indptr, dg.indices)
-    if not weighted:
-        return hops.brandes_hops(dg, rows_in, sources, endpoints, progress)
     hubs_out, hubs_in = _hubs(dg.indptr), _hubs(rows_in[0])
     weight = cp.asarray(lengths[0])
     in_weight = cp.asarray(lengths[1]) if graph.directed else weight

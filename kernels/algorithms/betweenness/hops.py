@@ -1,8 +1,9 @@
 """GPU betweenness by hop counts (``hops.cu``): batches of up to 128 sources, frontier lists.
 
-For each batch: the levels, discovered level by level top-down from each level's list of nodes
-(kept); then the path counts over the in-rows of each level's list going up, the dependencies
-over the out-rows going down, and the batch's contributions added to the scores. A warp's lane
+For each batch: the levels and path counts, discovered level by level top-down from each level's
+list of nodes (kept), with the tight arcs marked per source; then the dependencies over the
+tight out-arcs of each level's list going up, and the batch's contributions added to the scores.
+Only the out-rows are read, for directed graphs too. A warp's lane
 holds S sources (1, 2 or 4: the fewest that take the sources in one batch, as memory allows), so
 one load of a neighbour's levels serves 32 * S sources. Levels are bytes while the search stays
 within :data:`BYTE_LEVELS` levels; a deeper batch is run again with 4-byte levels.
@@ -12,8 +13,11 @@ Rows over :data:`HUB_ROW` arcs are cut into items of :data:`CHUNK` arcs, a block
 
 Tried and dropped (rmat22, k=256, H100): bottom-up levels (a warp per unreached node looking
 for a parent), 2.6 s against 1.5 s top-down at 32 sources per batch: with many sources per node,
-a node's unreached sources are rarely all found at one level, so rows are read to the end; and 8
-sources per lane (256 per batch), 1.7 s against 0.96 s at 4 (134 registers a thread).
+a node's unreached sources are rarely all found at one level, so rows are read to the end; 8
+sources per lane (256 per batch), 1.7 s against 0.96 s at 4 (134 registers a thread); tight
+masks set by a shuffle reduction and atomic ORs rather than ballots (no faster), and rows of over
+128 or 256 arcs cut into items (no faster than 1,024). Where the time goes (rmat22, same
+probes): the path counts' atomics in discovery about a quarter of the run, the masks a sixth.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ CUDA_SOURCE = Path(__file__).with_name("hops.cu")
 LANES = 32
 #: Sources per lane the kernels are built for.
 PER_LANE = (1, 2, 4)
-#: Device memory the batch state may take (sigma and delta: 16 B per node and source).
+#: Device memory the batch state may take (sigma and delta: 16 B per node and source; the tight
+#: mask: 1 bit per arc and source).
 BATCH_BYTES = 12 << 30
-THREADS = 256
+#: Threads of a block of the row kernels (hops.cu's ROW_THREADS) and of the per-node kernels.
+THREADS = 64
 #: Rows of more arcs than this are cut into items of CHUNK arcs, a block of HUB_THREADS each.
 HUB_ROW = 1024
 CHUNK = 4096
@@ -43,8 +49,9 @@ HUB_THREADS = 256  # hops.cu's HUB_THREADS
 #: Deepest level byte levels hold (255 marks unreached).
 BYTE_LEVELS = 254
 _STEPS = ("push", "push_hub", "gather", "gather_hub", "finish", "reached", "accumulate")
-#: Blocks of the grid-stride count of the nodes each source reached.
-REACHED_BLOCKS = 1024
+#: Blocks of the grid-stride count of the nodes each source reached (threads: a multiple of a
+#: batch's 128 sources).
+REACHED_BLOCKS, REACHED_THREADS = 1024, 256
 NAMES = tuple(f"bc_hop_{step}_{t}x{s}" for t in ("u8", "u32") for s in PER_LANE
               for step in _STEPS)
 
@@ -83,43 +90,46 @@ class Rows:
                    hubs[cp.asarray(which)], cp.asarray(start.astype(np.int64)),
                    cp.asarray(end.astype(np.int64)))
 
-def per_lane(n: int, sources: int) -> int:
+def per_lane(n: int, arcs: int, sources: int) -> int:
     """Sources per lane: the fewest of :data:`PER_LANE` that take every source in one batch,
     fewer where :data:`BATCH_BYTES` does not hold them (at least 1)."""
-    fits = [s for s in PER_LANE if s == 1 or 16 * LANES * s * n <= BATCH_BYTES]
+    fits = [s for s in PER_LANE if s == 1 or LANES * s * (16 * n + arcs // 8) <= BATCH_BYTES]
     return next((s for s in fits if LANES * s >= sources), fits[-1])
 
 
-def state_bytes(n: int, sources: int) -> int:
+def state_bytes(n: int, arcs: int, sources: int) -> int:
     """Device bytes of a run's batch state: sigma and delta (8 B each), levels (1 B, 4 B when a
     batch goes deeper than :data:`BYTE_LEVELS`, both alive while one replaces the other) per
-    node and source of a batch, and the per-node stamps and level lists."""
-    return LANES * per_lane(n, sources) * n * 21 + 12 * n
+    node and source of a batch, the tight mask (a bit per arc and source), and the per-node
+    stamps and level lists."""
+    s = per_lane(n, arcs, sources)
+    return LANES * s * n * 21 + 4 * s * arcs + 12 * n
 
 
 def _gather(k: dict[str, Any], sfx: str, width: int, rows: Rows, lists: Any, lo: int, hi: int,
-            level: Any, depth: int, is_delta: int, sigma: Any, delta: Any, part: Any) -> None:
-    """Path counts or dependencies of the nodes of ``lists[lo:hi]`` (one level)."""
-    args = (np.int32(depth), np.int32(is_delta))
+            level: Any, depth: int, tight: Any, sigma: Any, delta: Any, part: Any) -> None:
+    """Dependencies of the nodes of ``lists[lo:hi]`` (level ``depth``)."""
     if hi > lo:
         k[f"bc_hop_gather_{sfx}"](grid_for((hi - lo) * LANES, THREADS), (THREADS,),
                                   (rows.indptr, rows.indices, lists[lo:], np.int32(hi - lo),
-                                   np.int64(HUB_ROW), level, *args, sigma, delta))
+                                   np.int64(HUB_ROW), level, np.int32(depth), tight, sigma,
+                                   delta))
     items = int(rows.item_node.shape[0])
     if items:
         k[f"bc_hop_gather_hub_{sfx}"]((items,), (HUB_THREADS,),
                                       (rows.indices, rows.item_node, rows.item_start,
-                                       rows.item_end, level, *args, sigma, part))
+                                       rows.item_end, level, np.int32(depth), tight, sigma,
+                                       part))
         hubs = int(rows.hubs.shape[0])
         k[f"bc_hop_finish_{sfx}"](grid_for(hubs * width, THREADS), (THREADS,),
-                                  (rows.hubs, np.int32(hubs), rows.first, level, *args, part,
-                                   sigma, delta))
+                                  (rows.hubs, np.int32(hubs), rows.first, level,
+                                   np.int32(depth), part, sigma, delta))
 
 
 def _levels(k: dict[str, Any], sfx: str, out: Rows, n: int, b: int, level: Any, stamp: Any,
-            lists: Any, count: Any, limit: int) -> tuple[Any, list[int]]:
-    """Discover the batch's levels; returns the (maybe grown) list buffer and the offsets of
-    level d's list ``lists[offsets[d]:offsets[d + 1]]``."""
+            lists: Any, count: Any, limit: int, sigma: Any, tight: Any) -> tuple[Any, list[int]]:
+    """Discover the batch's levels, path counts and tight arcs; returns the (maybe grown) list
+    buffer and the offsets of level d's list ``lists[offsets[d]:offsets[d + 1]]``."""
     cp = cupy()
     offsets = [0, b]
     depth = 0
@@ -132,7 +142,7 @@ def _levels(k: dict[str, Any], sfx: str, out: Rows, n: int, b: int, level: Any, 
             grown[:hi] = lists[:hi]
             lists = grown
         count.fill(0)
-        head = (level, np.int32(depth), stamp, lists[hi:], count)
+        head = (level, np.int32(depth), stamp, lists[hi:], count, sigma, tight)
         k[f"bc_hop_push_{sfx}"](grid_for((hi - lo) * LANES, THREADS), (THREADS,),
                                 (out.indptr, out.indices, lists[lo:], np.int32(hi - lo),
                                  np.int64(HUB_ROW), *head))
@@ -145,16 +155,13 @@ def _levels(k: dict[str, Any], sfx: str, out: Rows, n: int, b: int, level: Any, 
     return lists, offsets[:-1]
 
 
-def brandes_hops(dg: Any, rows_in: tuple[Any, Any], sources: np.ndarray, endpoints: bool,
-                 progress: ProgressFn) -> np.ndarray:
+def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: ProgressFn) -> np.ndarray:
     """Unnormalised betweenness by hop counts from ``sources`` (internal ids), as the CPU's.
 
     Parameters
     ----------
     dg : DeviceGraph
-        The graph's out-rows on the device.
-    rows_in : (cupy.ndarray, cupy.ndarray)
-        The in-rows (indptr, indices); the out-rows again for an undirected graph.
+        The graph's out-rows on the device (paths follow them; directed or not).
     sources : ndarray of int32
     endpoints : bool
     progress : ProgressFn
@@ -167,19 +174,19 @@ def brandes_hops(dg: Any, rows_in: tuple[Any, Any], sources: np.ndarray, endpoin
     """
     cp = cupy()
     k = kernels(CUDA_SOURCE, NAMES)
-    n = dg.n
-    width = LANES * per_lane(n, int(sources.shape[0]))
+    n, arcs = dg.n, int(dg.indices.shape[0])
+    s = per_lane(n, arcs, int(sources.shape[0]))
+    width = LANES * s
     out = Rows.of(dg.indptr, dg.indices)
-    back = out if rows_in[0] is dg.indptr else Rows.of(*rows_in)
     bc = cp.zeros(n, dtype=cp.float64)
     sigma = cp.empty(n * width, dtype=cp.float64)
     delta = cp.empty(n * width, dtype=cp.float64)
+    tight = cp.empty(max(arcs, 1) * s, dtype=cp.uint32)
     stamp = cp.empty(n, dtype=cp.int32)
     lists = cp.empty(2 * n + width, dtype=cp.int32)
     count = cp.zeros(1, dtype=cp.int32)
     reached = cp.zeros(width, dtype=cp.int64)
-    part = cp.empty(max(int(out.item_node.shape[0]), int(back.item_node.shape[0]), 1) * width,
-                    dtype=cp.float64)
+    part = cp.empty(max(int(out.item_node.shape[0]), 1) * width, dtype=cp.float64)
     dtype, limit = np.uint8, BYTE_LEVELS
     level = cp.empty(n * width, dtype=dtype)
     for start in range(0, int(sources.shape[0]), width):
@@ -188,29 +195,31 @@ def brandes_hops(dg: Any, rows_in: tuple[Any, Any], sources: np.ndarray, endpoin
         batch = sources[start:start + width]
         b = int(batch.shape[0])
         d_src = cp.asarray(batch, dtype=cp.int32)
-        first = d_src.astype(cp.int64) * width + cp.arange(b, dtype=cp.int64)
+        index = cp.arange(b, dtype=cp.int64)
+        first = d_src.astype(cp.int64) * width + index
+        # hops.cu's slot: path counts are source-interleaved (lane l's source i at i * 32 + l)
+        first_count = first - index + index % s * LANES + index // s
         while True:
-            sfx = f"{'u8' if dtype == np.uint8 else 'u32'}x{width // LANES}"
+            sfx = f"{'u8' if dtype == np.uint8 else 'u32'}x{s}"
             level.fill(np.iinfo(dtype).max)  # unreached
             stamp.fill(-1)
+            sigma.fill(0.0)
+            tight.fill(0)
             level[first] = 0
-            sigma[first] = 1.0
+            sigma[first_count] = 1.0
             lists[:b] = d_src
             try:
-                lists, offsets = _levels(k, sfx, out, n, b, level, stamp, lists, count, limit)
+                lists, offsets = _levels(k, sfx, out, n, b, level, stamp, lists, count, limit,
+                                         sigma, tight)
                 break
             except _TooDeep:
                 dtype, limit = np.uint32, np.iinfo(np.int32).max - 1
                 level = cp.empty(n * width, dtype=dtype)
-        deepest = len(offsets) - 2
-        for d in range(1, deepest + 1):  # the sources' counts are 1
-            _gather(k, sfx, width, back, lists, offsets[d], offsets[d + 1], level, d, 0, sigma,
-                    delta, part)
-        for d in range(deepest, 0, -1):  # the sources' own dependencies are not used
-            _gather(k, sfx, width, out, lists, offsets[d], offsets[d + 1], level, d, 1, sigma,
-                    delta, part)
+        for d in range(len(offsets) - 2, 0, -1):  # the sources' own dependencies are not used
+            _gather(k, sfx, width, out, lists, offsets[d], offsets[d + 1], level, d, tight,
+                    sigma, delta, part)
         reached.fill(0)
-        k[f"bc_hop_reached_{sfx}"]((REACHED_BLOCKS,), (THREADS,),
+        k[f"bc_hop_reached_{sfx}"]((REACHED_BLOCKS,), (REACHED_THREADS,),
                                    (np.int32(n), np.int32(b), level, reached))
         k[f"bc_hop_accumulate_{sfx}"](grid_for(n, THREADS), (THREADS,),
                                       (np.int32(n), np.int32(b), d_src, level, delta, reached,

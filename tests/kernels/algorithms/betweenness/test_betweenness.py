@@ -265,8 +265,9 @@ def test_gpu_hops_hub_items_and_batches_equal_cpu(case: int, per_lane: int,
     graph = spread(nx.convert_node_labels_to_integers(g), 1, 0, None)
     monkeypatch.setattr(hops, "HUB_ROW", 5)
     monkeypatch.setattr(hops, "CHUNK", 3)
-    monkeypatch.setattr(hops, "BATCH_BYTES", 16 * hops.LANES * per_lane * graph.n)
-    assert hops.per_lane(graph.n, 70) == per_lane
+    arcs = int(graph.indices.shape[0])
+    monkeypatch.setattr(hops, "BATCH_BYTES", hops.LANES * per_lane * (16 * graph.n + arcs // 8))
+    assert hops.per_lane(graph.n, arcs, 70) == per_lane
     for params in (BetweennessParams(k=70, seed=4, endpoints=True),
                    BetweennessParams(k=45, seed=5, normalized=False)):
         _assert_backends_agree(graph, params)
