@@ -234,7 +234,7 @@ def _end_lost(redis: Redis, settings: Settings, job_id: str, worker: str, status
 _REPORT = """
 local status = redis.call('HGET', KEYS[1], 'status')
 local worker = redis.call('HGET', KEYS[1], 'worker')
-if status == '"running"' and (ARGV[2] == '' or worker == ARGV[2]) then
+if ARGV[1] ~= '' and status == '"running"' and (ARGV[2] == '' or worker == ARGV[2]) then
   redis.call('HSET', KEYS[1], 'progress', ARGV[1])
 end
 return {status, worker, redis.call('HGET', KEYS[1], 'cancel_requested')}
@@ -248,7 +248,9 @@ class ProgressReporter:
     Writes ``progress`` at most every :data:`PROGRESS_INTERVAL` seconds and raises
     :class:`~graphgpu.kernels.core.errors.JobCanceled` once the API has flagged the job, or
     once the attempt is no longer ``worker``'s (the job ended, failed or was queued again
-    elsewhere): a worker never computes a job it no longer owns.
+    elsewhere): a worker never computes a job it no longer owns. :meth:`confirm` checks the
+    same at once, whatever the interval: the worker's hand-off calls it before it writes a
+    result, so that no stale attempt replaces the owner's.
     """
 
     redis: Redis
@@ -256,7 +258,7 @@ class ProgressReporter:
     job_id: str
     worker: str | None = None
     #: ``time.monotonic()`` of the last check of the record (the worker passes its claim's: a
-    #: report sooner after it than :data:`PROGRESS_INTERVAL` is skipped, but for the last).
+    #: report sooner after it than :data:`PROGRESS_INTERVAL` is skipped).
     since: float = 0.0
     _last: float = field(default=0.0, init=False)
 
@@ -265,10 +267,20 @@ class ProgressReporter:
 
     def __call__(self, fraction: float, message: str = "") -> None:
         now = time.monotonic()
-        if now - self._last < PROGRESS_INTERVAL and fraction < 1.0:
+        if now - self._last < PROGRESS_INTERVAL:
             return
+        self._report(now, fraction, message)
+
+    def confirm(self) -> None:
+        """Check now that the job is still running as this attempt and not canceled (raises
+        :class:`~graphgpu.kernels.core.errors.JobCanceled` otherwise); progress is left as
+        it is."""
+        self._report(time.monotonic(), None, "")
+
+    def _report(self, now: float, fraction: float | None, message: str) -> None:
         self._last = now
-        progress = json.dumps({"fraction": min(max(fraction, 0.0), 1.0), "message": message})
+        progress = "" if fraction is None else json.dumps(
+            {"fraction": min(max(fraction, 0.0), 1.0), "message": message})
         # One script: the progress is written only while the attempt is this one.
         status, owner, canceled = (json.loads(v) if v else None for v in self.redis.eval(
             _REPORT, 1, protocol.job_key(self.settings, self.job_id), progress,

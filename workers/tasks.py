@@ -133,6 +133,7 @@ def _run_algorithm(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     # Compute ends with the result on the host, as written (a GPU's copies included).
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
     start = time.perf_counter()
+    progress.confirm()  # still this attempt's job: a stale attempt must not replace the result
     summary = algorithm.result_model.model_validate(result.summary).model_dump(mode="json")
     manifest = protocol.ResultManifest(
         summary=summary, n=graph.n, node_values=list(result.node_values),
@@ -162,6 +163,7 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
         report=report,
     )
     timings["compute_ms"] = (time.perf_counter() - start) * 1e3
+    progress.confirm()
     summary = {"graph_id": meta["id"], "n": meta["n"], "m": meta["m"], "created": created}
     protocol.write_result(ctx.settings, record["id"], protocol.ResultManifest(summary=summary), {})
     return ran_on

@@ -13,6 +13,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import numpy as np
 import pytest
 from redis import Redis
 from rq import Queue
@@ -20,9 +21,12 @@ from rq.serializers import JSONSerializer
 
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.errors import JobCanceled
+from graphgpu.kernels.core.graph import build_graph
 from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.store import GraphStore
 from graphgpu.service.limits import DEFAULT_HOST_BYTES_PER_NODE
-from graphgpu.workers import records
+from graphgpu.workers import records, tasks
+from graphgpu.workers.context import WorkerContext
 from graphgpu.workers.monitor import recover_lost_jobs
 from tests.reliability.conftest import PATH_WITH_TAIL
 
@@ -66,7 +70,10 @@ def test_a_worker_stops_computing_a_job_it_no_longer_owns(env) -> None:
         "error": {"code": "worker_lost", "message": "taken for lost"}})
     final = records.read(redis, settings, job_id)["progress"]
     with pytest.raises(JobCanceled, match="failed"):
-        report(1.0, "done")
+        report.confirm()
+    later = records.ProgressReporter(redis, settings, job_id, "w1")  # a report past the interval
+    with pytest.raises(JobCanceled, match="failed"):
+        later(1.0, "done")
     assert records.read(redis, settings, job_id)["progress"] == final
 
     other = _requeued(redis, settings)
@@ -133,3 +140,35 @@ def test_admission_counts_the_memory_of_jobs_already_admitted(make_stack) -> Non
     assert stack.http.delete(f"/v1/jobs/{first.json()['id']}").status_code == 200
     again = stack.submit(graph["id"], "bfs", {"source": 20})
     assert again.status_code == 202, again.text
+
+
+def test_an_attempt_taken_for_lost_while_computing_writes_no_result(
+        env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hand-off checks that the attempt still owns the job before it writes the result:
+    a job failed as ``worker_lost`` while the kernel ran (here: as its result reached the host,
+    after the kernel's last progress report) gets no result from this attempt, and its record
+    stays as the failure left it."""
+    settings, redis = env
+    store = GraphStore(settings.graphs_dir, settings.tmp_dir)
+    graph, report = build_graph(np.array([0, 1, 2]), np.array([1, 2, 3]))
+    meta, _ = store.put(graph, name="path", source={"format": "test"}, report=report)
+    job_id = uuid.uuid4().hex
+    record = {"id": job_id, "kind": "algorithm", "algorithm": "bfs", "graph_id": meta["id"],
+              "params": {"source": 0}, "backend_requested": "cpu", "status": "queued",
+              "progress": {"fraction": 0.0, "message": "queued"}, "created_at": time.time()}
+    redis.hset(protocol.job_key(settings, job_id), mapping=protocol.encode_fields(record))
+    worker = WorkerContext(settings=settings, redis=redis, graphs=store, name="w1",
+                           backend="cpu", device="cpu")
+    monkeypatch.setattr(tasks, "current_context", lambda: worker)
+    computed = tasks.result_arrays
+
+    def taken_for_lost(graph, result):
+        records.finish(redis, settings, job_id, "failed", fields={
+            "error": {"code": "worker_lost", "message": "taken for lost"}})
+        return computed(graph, result)
+
+    monkeypatch.setattr(tasks, "result_arrays", taken_for_lost)
+    tasks.execute(job_id)
+    assert not protocol.result_folder(settings, job_id).exists()
+    after = records.read(redis, settings, job_id)
+    assert after["status"] == "failed" and after["error"]["code"] == "worker_lost"

@@ -121,21 +121,24 @@ def test_progress_reporter_raises_once_canceled(env) -> None:
                                                                  "message": "half"}
     redis.hset(protocol.job_key(settings, job_id), "cancel_requested", json.dumps(True))
     with pytest.raises(JobCanceled):
-        report(1.0, "done")
+        report.confirm()
 
 
-def test_a_report_just_after_the_claim_costs_no_round_trip_but_the_last(env) -> None:
-    """The worker's reporter starts from its claim (which read the record): an early report is
-    skipped; the last one (fraction 1) still checks that the attempt is this worker's."""
+def test_a_report_just_after_the_claim_costs_no_round_trip_but_confirm_checks(env) -> None:
+    """The worker's reporter starts from its claim (which read the record): early reports are
+    skipped, the last one (fraction 1) too; ``confirm`` (the hand-off's check before it writes a
+    result) checks at once that the attempt is this worker's, and writes no progress."""
     settings, redis = env
     job_id = _queued(redis, settings)
     records.claim(redis, settings, job_id, "w1")
     report = records.ProgressReporter(redis, settings, job_id, "w1", since=time.monotonic())
     redis.hset(protocol.job_key(settings, job_id), "cancel_requested", json.dumps(True))
     report(0.0, "starting")  # not sent: the claim has just looked
+    report(1.0, "done")
     assert records.read(redis, settings, job_id)["progress"]["message"] == "started"
     with pytest.raises(JobCanceled):
-        report(1.0, "done")
+        report.confirm()
+    assert records.read(redis, settings, job_id)["progress"]["message"] == "started"
 
 
 def test_lost_job_is_requeued_once_then_fails(env) -> None:
