@@ -186,4 +186,4 @@ def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmRes
     raw = brandes_numba(graph.indptr, graph.indices, weight, in_indptr, in_indices, in_weight,
                         sources, params.endpoints, workers)
     progress(1.0, "betweenness: done")
-    return driver.result(graph, params, sources, exact, raw)
+    return driver.result(np, graph, params, sources, exact, raw)

@@ -62,12 +62,14 @@ def lengths(graph: Graph, params: Any) -> tuple[np.ndarray, np.ndarray]:
     return graph.weights.astype(np.float64), in_weights.astype(np.float64)
 
 
-def rescale(raw: np.ndarray, n: int, sources: np.ndarray, exact: bool, normalized: bool,
-            endpoints: bool, directed: bool) -> np.ndarray:
-    """NetworkX's ``_rescale``, on an array.
+def rescale(xp: Any, raw: Any, n: int, sources: np.ndarray, exact: bool, normalized: bool,
+            endpoints: bool, directed: bool) -> Any:
+    """NetworkX's ``_rescale``, on an array (one product per score on either backend).
 
     Parameters
     ----------
+    xp : module
+        ``numpy`` or ``cupy``: where ``raw`` lies (the scores stay there).
     raw : ndarray of float64
         Sums of dependencies over the sources (ordered pairs).
     n : int
@@ -80,37 +82,36 @@ def rescale(raw: np.ndarray, n: int, sources: np.ndarray, exact: bool, normalize
     directed : bool
         A directed graph's pairs are ordered: unnormalised sums are not halved.
     """
-    out = raw.copy()
     big_n = n if endpoints else n - 1
     if big_n < 2:
-        return out
+        return raw.copy()
     k_source = big_n if exact else int(sources.shape[0])
     correction = 1 if directed else 2
     if exact or endpoints:
         scale = 1 / (k_source * (big_n - 1)) if normalized else big_n / (k_source * correction)
-        if scale != 1:
-            out *= scale
-        return out
+        return raw * scale
     if normalized:
         source_scale = 1 / ((k_source - 1) * (big_n - 1)) if k_source > 1 else math.nan
         other_scale = 1 / (k_source * (big_n - 1))
     else:
         source_scale = big_n / ((k_source - 1) * correction) if k_source > 1 else math.nan
         other_scale = big_n / (k_source * correction)
-    is_source = np.zeros(n, dtype=bool)
-    is_source[sources] = True
-    return out * np.where(is_source, source_scale, other_scale)
+    out = raw * other_scale
+    at = xp.asarray(sources)
+    out[at] = raw[at] * source_scale
+    return out
 
 
-def result(graph: Graph, params: Any, sources: np.ndarray, exact: bool,
-            raw: np.ndarray) -> AlgorithmResult:
-    """The rescaled scores (``betweenness`` per node) and the summary (``BetweennessSummary``)."""
-    scores = rescale(raw, graph.n, sources, exact, params.normalized, params.endpoints,
+def result(xp: Any, graph: Graph, params: Any, sources: np.ndarray, exact: bool,
+           raw: Any) -> AlgorithmResult:
+    """The rescaled scores (``betweenness`` per node, on the device where ``xp`` is ``cupy``:
+    the worker copies them out) and the summary (``BetweennessSummary``)."""
+    scores = rescale(xp, raw, graph.n, sources, exact, params.normalized, params.endpoints,
                      graph.directed)
-    finite = np.where(np.isnan(scores), -np.inf, scores)
+    finite = xp.where(xp.isnan(scores), -xp.inf, scores)
     best = float(finite.max())
     # the first node within rounding of the best, so both backends name the same one
-    top = int(np.flatnonzero(finite >= best - 1e-9 * max(abs(best), 1.0))[0])
+    top = int(xp.flatnonzero(finite >= best - 1e-9 * max(abs(best), 1.0))[0])
     summary = {"sources": int(sources.shape[0]), "exact": exact,
                "normalized": params.normalized, "endpoints": params.endpoints,
                "weighted": bool(params.weighted and graph.weights is not None),

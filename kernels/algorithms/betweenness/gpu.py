@@ -104,8 +104,8 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
 
     Returns
     -------
-    ndarray of float64
-        Host copy of the scores before rescaling.
+    cupy.ndarray of float64
+        The scores before rescaling.
     """
     cp = cupy()
     k = kernels(CUDA_SOURCE, NAMES)
@@ -162,7 +162,7 @@ def brandes_device(graph: Graph, sources: np.ndarray, endpoints: bool, progress:
         k["bc_accumulate"](grid_for(n, THREADS), (THREADS,),
                            (np.int32(n), np.int32(b), d_src, level, delta, reached,
                             np.int32(bool(endpoints)), bc))
-    return bc.get()
+    return bc
 
 
 def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmResult:
@@ -171,4 +171,4 @@ def betweenness(graph: Graph, params: Any, progress: ProgressFn) -> AlgorithmRes
     lengths = driver.lengths(graph, params)
     raw = brandes_device(graph, sources, params.endpoints, progress, lengths)
     progress(1.0, "betweenness: done")
-    return driver.result(graph, params, sources, exact, raw)
+    return driver.result(cupy(), graph, params, sources, exact, raw)

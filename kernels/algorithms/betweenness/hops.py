@@ -169,8 +169,8 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
 
     Returns
     -------
-    ndarray of float64
-        Host copy of the scores before rescaling.
+    cupy.ndarray of float64
+        The scores before rescaling.
     """
     cp = cupy()
     k = kernels(CUDA_SOURCE, NAMES)
@@ -224,4 +224,4 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
         k[f"bc_hop_accumulate_{sfx}"](grid_for(n, THREADS), (THREADS,),
                                       (np.int32(n), np.int32(b), d_src, level, delta, reached,
                                        np.int32(bool(endpoints)), bc))
-    return bc.get()
+    return bc

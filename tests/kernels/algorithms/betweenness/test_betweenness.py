@@ -82,7 +82,7 @@ def test_k_too_large_is_refused() -> None:
 def _assert_backends_agree(graph: Graph, params: BetweennessParams) -> None:
     """The GPU's betweenness is the CPU's: the same summary, values equal to rounding."""
     cpu = betweenness_cpu(graph, params, no_progress)
-    gpu = betweenness_gpu(graph, params, no_progress)
+    gpu = betweenness_gpu(graph, params, no_progress).host()
     assert cpu.summary == gpu.summary
     np.testing.assert_allclose(gpu.node_values["betweenness"], cpu.node_values["betweenness"],
                                rtol=1e-9, atol=1e-15)
@@ -102,7 +102,7 @@ def test_gpu_equals_cpu(params: BetweennessParams) -> None:
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 def test_gpu_matches_networkx() -> None:
     g = sample_graph(4)
-    result = betweenness_gpu(from_nx(g), BetweennessParams(endpoints=True), no_progress)
+    result = betweenness_gpu(from_nx(g), BetweennessParams(endpoints=True), no_progress).host()
     expected = nx.betweenness_centrality(g, endpoints=True)
     np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9)
 
@@ -299,7 +299,7 @@ def test_gpu_hops_deep_levels_equal_cpu(directed: bool, monkeypatch: pytest.Monk
 def test_gpu_weighted_matches_networkx(directed: bool, tenths: bool) -> None:
     g, weights = weighted_graph(9, directed, tenths)
     result = betweenness_gpu(spread(g, 3, 1, weights), BetweennessParams(endpoints=True),
-                             no_progress)
+                             no_progress).host()
     expected = nx.betweenness_centrality(g, endpoints=True, weight="weight")
     np.testing.assert_allclose(result.node_values["betweenness"], as_list(expected), rtol=1e-9,
                                atol=1e-12)
