@@ -12,8 +12,8 @@
 // launch, adds its path counts to theirs (atomics on integers held exactly: any order gives the
 // same sums) and sets the arc's bits in a tight mask (W bits an arc, in CSR order). Nodes newly
 // reached are appended to list d + 1 once (a stamp). The dependencies then go up level by level
-// over the same lists, reading a row's tight bits (one coalesced word for 32 / S lanes) instead
-// of every neighbour's W levels, and x only where an arc is tight. A warp takes its row's arcs
+// over the same lists, reading each arc's tight mask (S words, one load that the whole warp
+// shares) instead of every neighbour's W levels, and x only where an arc is tight. A warp takes its row's arcs
 // GROUP at a time, their loads issued before any is used, so that a lane has several random
 // loads in flight rather than one.
 //
