@@ -3,10 +3,10 @@
 For each batch: the levels and path counts, discovered level by level top-down from each level's
 list of nodes (kept), with the tight arcs marked per source; then the dependencies over the
 tight out-arcs of each level's list going up, and the batch's contributions added to the scores.
-Only the out-rows are read, for directed graphs too. A warp's lane
-holds S sources (1, 2 or 4: the fewest that take the sources in one batch, as memory allows), so
-one load of a neighbour's levels serves 32 * S sources. Levels are bytes while the search stays
-within :data:`BYTE_LEVELS` levels; a deeper batch is run again with 4-byte levels.
+Only the out-rows are read, for directed graphs too. A warp's lane holds S sources (1, 2 or 4:
+the fewest that take the sources in one batch, as memory allows), so one load of a neighbour's
+levels serves 32 * S sources. Levels are bytes while the search stays within
+:data:`BYTE_LEVELS` levels; a deeper batch is run again with 4-byte levels.
 
 Rows over :data:`HUB_ROW` arcs are cut into items of :data:`CHUNK` arcs, a block of
 :data:`HUB_THREADS` each, whose sums are added in a fixed order (``hops.cu``).
@@ -155,7 +155,7 @@ def _levels(k: dict[str, Any], sfx: str, out: Rows, n: int, b: int, level: Any, 
     return lists, offsets[:-1]
 
 
-def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: ProgressFn) -> np.ndarray:
+def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: ProgressFn) -> Any:
     """Unnormalised betweenness by hop counts from ``sources`` (internal ids), as the CPU's.
 
     Parameters
@@ -195,10 +195,10 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
         batch = sources[start:start + width]
         b = int(batch.shape[0])
         d_src = cp.asarray(batch, dtype=cp.int32)
-        index = cp.arange(b, dtype=cp.int64)
-        first = d_src.astype(cp.int64) * width + index
+        row, index = d_src.astype(cp.int64) * width, cp.arange(b, dtype=cp.int64)
+        first = row + index
         # hops.cu's slot: path counts are source-interleaved (lane l's source i at i * 32 + l)
-        first_count = first - index + index % s * LANES + index // s
+        first_count = row + index % s * LANES + index // s
         while True:
             sfx = f"{'u8' if dtype == np.uint8 else 'u32'}x{s}"
             level.fill(np.iinfo(dtype).max)  # unreached
