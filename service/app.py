@@ -38,6 +38,7 @@ from graphgpu.service.openapi import install_openapi
 from graphgpu.service.ownership import Ownership
 from graphgpu.service.routes import graphs, internal, jobs, meta
 from graphgpu.service.schemas import ErrorBody
+from graphgpu.service.uploads import load_upload_path
 
 log = logging.getLogger("graphgpu.api")
 #: Connections of the API's asynchronous Redis pool (the long-polls' listener holds one).
@@ -168,9 +169,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await build_routes(app)
         app.state.job_ends = JobEnds(app.state.async_redis, settings)
         app.state.job_ends.start()  # the long-polls' listener subscribes before the first one
+        stopping = threading.Event()  # set at shutdown: a loader still waiting for a worker ends
+        threading.Thread(target=load_upload_path, name="load-upload-path", daemon=True,
+                         args=(app.state.graphgpu.jobs, settings, stopping)).start()
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
         yield
+        stopping.set()
         await app.state.job_ends.stop()
         await app.state.async_redis.aclose()
         redis.close()

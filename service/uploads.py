@@ -1,4 +1,5 @@
-"""Reading an upload (raw or one multipart file field); the slots and memory of its parse."""
+"""Reading an upload (raw or one multipart file field); the slots and memory of its parse; the
+upload path loaded at start-up."""
 
 from __future__ import annotations
 
@@ -6,16 +7,25 @@ import asyncio
 import ctypes
 import ctypes.util
 import gc
+import logging
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from fastapi import Request
+from redis.exceptions import RedisError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from graphgpu.kernels.core.io.formats import warm_up_upload_path
+from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.bodies import direct_body
 from graphgpu.service.errors import ApiError
+from graphgpu.service.jobs import JobStore
+
+log = logging.getLogger("graphgpu.api")
 
 #: Uploads that may need up to the whole parse budget (``parse_memory_bytes``): gzip'd ones
 #: (a 1 MB bomb inflates to GBs) and large plain ones. At most :data:`LARGE_PARSES` of them are
@@ -144,3 +154,24 @@ async def read_upload(request: Request, limit: int) -> Upload:
                        field="file")
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
     return Upload(await file.read(), filename=file.filename, fields=fields)
+
+
+#: Seconds between two looks for a live worker before the upload path is loaded.
+LOAD_POLL_SECONDS = 0.25
+
+
+def load_upload_path(jobs: JobStore, settings: Settings, stop: threading.Event) -> None:
+    """Load the upload path's compiled code (:func:`warm_up_upload_path`) once a worker is live,
+    so that the first upload does not (a thread of the API's start-up). It waits for the worker
+    because the worker's warm-up fills the disk caches: loaded before, on a fresh machine, the
+    API would compile the same code beside the worker's compile pool."""
+    while not stop.wait(LOAD_POLL_SECONDS):
+        try:
+            if not jobs.live_workers():
+                continue
+        except RedisError:
+            continue
+        start = time.perf_counter()
+        warm_up_upload_path(settings)
+        log.info("upload path loaded in %.2f s", time.perf_counter() - start)
+        return

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from graphgpu.kernels.core import device
 from graphgpu.kernels.core.errors import KernelError
 from graphgpu.kernels.core.graph import Graph, simple_graph
-from graphgpu.kernels.core.io.formats import parse_graph
+from graphgpu.kernels.core.io.formats import warm_up_upload_path
 from graphgpu.kernels.core.registry import Algorithm, Backend, algorithms, no_progress
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.generators import generate_graph
@@ -164,13 +164,14 @@ def run_examples(algorithm: Algorithm, graph: Graph, backend: Backend, skewed: b
 
 def warm_up_inputs(backend: Backend, part: str | None = None) -> None:
     """Compile what makes graphs: every generator (compiled loops; on the GPU the device build)
-    and the upload parser, which the API runs from the same disk cache (compiled here, its first
-    upload only loads it); ``part``: one generator's name, or :data:`PARSER`, only."""
+    and the upload path (parser and CSR builder), which the API runs from the same disk cache
+    (compiled here, the API loads it); ``part``: one generator's name, or :data:`PARSER`,
+    only."""
     for name, params in GENERATOR_EXAMPLES.items():
         if part in (None, name):
             generate_graph(name, params, backend)
     if part in (None, PARSER):
-        parse_graph(b"0 1\n1 2\n")
+        warm_up_upload_path()
 
 
 def use_kernel_cache(settings: Settings) -> Path:

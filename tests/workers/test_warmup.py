@@ -219,7 +219,7 @@ def test_a_part_warms_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == ["examples"]
     made: list[str] = []
     monkeypatch.setattr(warmup, "generate_graph", lambda name, *args: made.append(name))
-    monkeypatch.setattr(warmup, "parse_graph", lambda data: made.append("parser"))
+    monkeypatch.setattr(warmup, "warm_up_upload_path", lambda: made.append("parser"))
     warmup.warm_up_inputs("cpu", "grid")
     warmup.warm_up_inputs("cpu", warmup.PARSER)
     assert made == ["grid", "parser"]

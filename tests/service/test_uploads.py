@@ -1,0 +1,50 @@
+"""The API's start-up loads the upload path (parser, CSR builder) once a worker is live, so that
+its first upload does not; on a real redis-server."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from graphgpu.kernels.core import protocol
+from graphgpu.service import uploads
+from graphgpu.service.jobs import JobStore
+
+
+def _loader(env, loads: list) -> tuple[threading.Thread, threading.Event]:
+    settings, redis = env
+    stop = threading.Event()
+    thread = threading.Thread(target=uploads.load_upload_path,
+                              args=(JobStore(redis, settings), settings, stop))
+    thread.start()
+    return thread, stop
+
+
+def test_the_upload_path_loads_once_a_worker_is_live(env, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """Not before (the worker's warm-up may still be filling the disk caches), and once."""
+    settings, redis = env
+    loads: list = []
+    monkeypatch.setattr(uploads, "warm_up_upload_path", loads.append)
+    monkeypatch.setattr(uploads, "LOAD_POLL_SECONDS", 0.01)
+    thread, _ = _loader(env, loads)
+    time.sleep(0.2)
+    assert loads == [] and thread.is_alive()
+    redis.set(protocol.worker_key(settings, "w1"), json.dumps({"name": "w1"}), px=60_000)
+    redis.sadd(protocol.workers_key(settings), "w1")
+    thread.join(5)
+    assert loads == [settings] and not thread.is_alive()
+
+
+def test_a_loader_waiting_for_a_worker_ends_at_shutdown(env, monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    loads: list = []
+    monkeypatch.setattr(uploads, "warm_up_upload_path", loads.append)
+    thread, stop = _loader(env, loads)
+    stop.set()
+    thread.join(5)
+    assert not thread.is_alive() and loads == []
+
