@@ -160,11 +160,14 @@ async def read_upload(request: Request, limit: int) -> Upload:
 LOAD_POLL_SECONDS = 0.25
 
 
-def load_upload_path(jobs: JobStore, settings: Settings, stop: threading.Event) -> None:
+def load_upload_path(jobs: JobStore, settings: Settings, stop: threading.Event,
+                     loaded: threading.Event) -> None:
     """Load the upload path's compiled code (:func:`warm_up_upload_path`) once a worker is live,
-    so that the first upload does not (a thread of the API's start-up). It waits for the worker
-    because the worker's warm-up fills the disk caches: loaded before, on a fresh machine, the
-    API would compile the same code beside the worker's compile pool."""
+    then set ``loaded`` (the API is ready from then on), so that the first upload does not (a
+    thread of the API's start-up). It waits for the worker because the worker's warm-up fills
+    the disk caches: loaded before, on a fresh machine, the API would compile the same code
+    beside the worker's compile pool. ``stop`` (the API's shutdown) ends a thread still waiting.
+    """
     while not stop.wait(LOAD_POLL_SECONDS):
         try:
             if not jobs.live_workers():
@@ -172,6 +175,10 @@ def load_upload_path(jobs: JobStore, settings: Settings, stop: threading.Event) 
         except RedisError:
             continue
         start = time.perf_counter()
-        warm_up_upload_path(settings)
-        log.info("upload path loaded in %.2f s", time.perf_counter() - start)
+        try:
+            warm_up_upload_path(settings)
+            log.info("upload path loaded in %.2f s", time.perf_counter() - start)
+        except Exception:  # the first upload loads it instead; readiness must not wait for ever
+            log.exception("loading the upload path failed")
+        loaded.set()
         return

@@ -103,7 +103,9 @@ def health(request: Request) -> dict[str, Any]:
 @probes.get("/ready", operation_id="service-ready", summary="Readiness", response_model=Ready,
             responses={503: {"model": ErrorBody}})
 def ready(request: Request) -> dict[str, Any]:
-    """200 when Redis answers and at least one worker is live, else 503 with the reason."""
+    """200 when Redis answers, at least one worker is live and the API has loaded its upload
+    path (:func:`~graphgpu.service.uploads.load_upload_path`, once a worker is live), else 503
+    with the reason."""
     st = state(request)
     try:
         st.redis.ping()
@@ -114,4 +116,7 @@ def ready(request: Request) -> dict[str, Any]:
     if not workers:
         raise ApiError(503, "not_ready", "no worker is live: jobs would wait in the queue",
                        headers={"Retry-After": "1"})
+    if not request.app.state.upload_path_loaded.is_set():
+        raise ApiError(503, "not_ready", "the API is loading its upload path (parser, CSR "
+                       "builder) from the compiled-code caches", headers={"Retry-After": "1"})
     return {"status": "ready", "redis": True, "workers": workers}

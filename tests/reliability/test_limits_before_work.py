@@ -55,6 +55,8 @@ def api(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[St
     try:
         stack.start_api()
         stack.start_worker()
+        # ready once the API has loaded its upload path too (it starts when a worker is live)
+        wait_until(lambda: stack.http.get("/v1/ready").status_code == 200, timeout=30)
         stack.http.headers["Authorization"] = "Bearer alice-key"
         yield stack
     finally:

@@ -94,7 +94,9 @@ def test_ready_worker_logs_and_memory_report(make_stack, tmp_path) -> None:
                                   env=stack.env, cwd=REPO, stderr=sink)
     stack.workers.append(worker)
     name = wait_until(stack.live_workers, timeout=30)[0]["name"]
-    ready = stack.http.get("/v1/ready")
+    # ready once the API has also loaded its upload path, which it does when a worker is live
+    ready = wait_until(lambda: (r := stack.http.get("/v1/ready")).status_code == 200 and r,
+                       timeout=30)
     assert ready.status_code == 200 and ready.json() == {"status": "ready", "redis": True,
                                                          "workers": 1}
 

@@ -14,13 +14,13 @@ from graphgpu.service import uploads
 from graphgpu.service.jobs import JobStore
 
 
-def _loader(env, loads: list) -> tuple[threading.Thread, threading.Event]:
+def _loader(env) -> tuple[threading.Thread, threading.Event, threading.Event]:
     settings, redis = env
-    stop = threading.Event()
+    stop, loaded = threading.Event(), threading.Event()
     thread = threading.Thread(target=uploads.load_upload_path,
-                              args=(JobStore(redis, settings), settings, stop))
+                              args=(JobStore(redis, settings), settings, stop, loaded))
     thread.start()
-    return thread, stop
+    return thread, stop, loaded
 
 
 def test_the_upload_path_loads_once_a_worker_is_live(env, monkeypatch: pytest.MonkeyPatch
@@ -30,21 +30,37 @@ def test_the_upload_path_loads_once_a_worker_is_live(env, monkeypatch: pytest.Mo
     loads: list = []
     monkeypatch.setattr(uploads, "warm_up_upload_path", loads.append)
     monkeypatch.setattr(uploads, "LOAD_POLL_SECONDS", 0.01)
-    thread, _ = _loader(env, loads)
+    thread, _, loaded = _loader(env)
     time.sleep(0.2)
-    assert loads == [] and thread.is_alive()
+    assert loads == [] and thread.is_alive() and not loaded.is_set()
     redis.set(protocol.worker_key(settings, "w1"), json.dumps({"name": "w1"}), px=60_000)
     redis.sadd(protocol.workers_key(settings), "w1")
     thread.join(5)
-    assert loads == [settings] and not thread.is_alive()
+    assert loads == [settings] and not thread.is_alive() and loaded.is_set()
 
 
 def test_a_loader_waiting_for_a_worker_ends_at_shutdown(env, monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     loads: list = []
     monkeypatch.setattr(uploads, "warm_up_upload_path", loads.append)
-    thread, stop = _loader(env, loads)
+    thread, stop, loaded = _loader(env)
     stop.set()
     thread.join(5)
-    assert not thread.is_alive() and loads == []
+    assert not thread.is_alive() and loads == [] and not loaded.is_set()
 
+
+
+def test_a_failed_load_still_makes_the_api_ready(env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first upload then loads the path itself; readiness does not wait for ever."""
+    settings, redis = env
+
+    def broken(_settings) -> None:
+        raise OSError("the cache is unreadable")
+
+    monkeypatch.setattr(uploads, "warm_up_upload_path", broken)
+    monkeypatch.setattr(uploads, "LOAD_POLL_SECONDS", 0.01)
+    redis.set(protocol.worker_key(settings, "w1"), json.dumps({"name": "w1"}), px=60_000)
+    redis.sadd(protocol.workers_key(settings), "w1")
+    thread, _, loaded = _loader(env)
+    thread.join(5)
+    assert not thread.is_alive() and loaded.is_set()
