@@ -42,6 +42,10 @@ __all__ = ["GraphWorker", "main", "pulse", "wait_for_redis", "warm_up"]
 
 log = logging.getLogger("graphgpu.worker")
 
+#: A heartbeat that RQ sends on its own is skipped while the worker's key, as the last one sent
+#: left it, expires within this many seconds of when the heartbeat asks (RQ asks 480 s).
+HEARTBEAT_SLACK = 60.0
+
 
 class GraphWorker(SimpleWorker):
     """RQ's in-process worker, plus the job id on every log line of a job and, after each job,
@@ -50,16 +54,24 @@ class GraphWorker(SimpleWorker):
     def __init__(self, *args: object, context: WorkerContext, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.context = context
+        self._key_expires = 0.0  # (monotonic) when the last heartbeat sent lets the key expire
 
     def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
-        """RQ's heartbeat (three writes) in one round trip when RQ sends it on its own: it does
-        between taking a job and starting it, and twice after each job."""
-        if pipeline is not None:
-            super().heartbeat(timeout, pipeline=pipeline)
-            return
-        with self.connection.pipeline(transaction=False) as own:
-            super().heartbeat(timeout, pipeline=own)
-            own.execute()
+        """RQ's heartbeat (three writes). RQ sends one on its own before each wait for a job,
+        after taking one (before starting it: a round trip on every job's way) and twice after
+        each job; those are skipped while the last one lets the key expire about when they ask
+        (:data:`HEARTBEAT_SLACK`), and otherwise sent in one round trip. One in RQ's own
+        pipeline (starting a job: its timeout's lifetime) always goes."""
+        lifetime = timeout or self.worker_ttl + 60
+        if pipeline is None:
+            if abs(self._key_expires - (time.monotonic() + lifetime)) <= HEARTBEAT_SLACK:
+                return
+            with self.connection.pipeline(transaction=False) as own:
+                super().heartbeat(lifetime, pipeline=own)
+                own.execute()
+        else:
+            super().heartbeat(lifetime, pipeline=pipeline)
+        self._key_expires = time.monotonic() + lifetime
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         with job_context(job.id):

@@ -15,16 +15,13 @@ loops, whose compilation took 28 s on a fresh cache of the 2-core VM (these func
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
 from numba import njit
 
-from graphgpu.kernels.core.threads import in_threads
+from graphgpu.kernels.core.threads import THREADS, in_threads
 
-#: Threads of one build (at most the cores this process may use).
-THREADS = max(1, min(len(os.sched_getaffinity(0)), 32))
 #: Buckets per thread: enough that one heavy bucket (the hubs of a power-law graph) does not
 #: leave the other threads idle for long.
 BUCKETS_PER_THREAD = 256
@@ -40,7 +37,7 @@ def _threads(items: int) -> int:
 
 
 def _run(part: Callable[..., object], threads: int, *args: object) -> None:
-    """``part(*args, t, threads)`` for every share ``t``, in a pool of threads."""
+    """``part(*args, t, threads)`` for every share ``t``, in the shared pool of threads."""
     in_threads(lambda t: part(*args, t, threads), threads)
 
 

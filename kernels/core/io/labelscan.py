@@ -14,7 +14,6 @@ the file through an exact, slower path instead (:func:`_intern_exactly`).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit, prange
@@ -23,8 +22,9 @@ from graphgpu.kernels.core.errors import InvalidInput, LimitExceeded
 from graphgpu.kernels.core.io import textscan as ts
 from graphgpu.kernels.core.labels import FNV_OFFSET, FNV_PRIME, Labels, string_labels
 from graphgpu.kernels.core.settings import Settings
+from graphgpu.kernels.core.threads import map_shared
 
-_MIN_CHUNK = 4 << 20  # text a thread scans at least
+_MIN_CHUNK = 1 << 20  # text a thread scans at least (as the integer scanner)
 _PARTS = 64  # pieces of the sorted keys numbered in parallel (a few a thread, for balance)
 _MAX_RUN_LABELS = 16  # labels of one hash prefix before the exact way (a made file's)
 _BLOCK = 32  # tokens whose spans and bytes are fetched together
@@ -98,8 +98,7 @@ def _scan_chunks(text: bytes, arr: np.ndarray, src: np.ndarray, dst: np.ndarray,
         return _scan_labelled(arr, *spans[k], 1 + offs[k], ncols, src[a:b], dst[a:b], w[a:b],
                               hashes[2 * a:2 * b])
 
-    with ThreadPoolExecutor(len(spans)) as pool:
-        results = list(pool.map(work, range(len(spans))))
+    results = map_shared(work, range(len(spans)))
     ncols = next((r[2] for r in results if r[2]), 0)
     rows = 0
     for k, result in enumerate(results):
