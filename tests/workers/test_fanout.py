@@ -47,8 +47,9 @@ def record(stack: Stack, job_id: str) -> dict:
     return {k.decode(): json.loads(v) for k, v in raw.items()}
 
 
-def submit_and_wait_for_shards(stack: Stack, graph_id: str) -> tuple[str, list[str]]:
-    response = stack.submit(graph_id, "critical_nodes", PARAMS)
+def submit_and_wait_for_shards(stack: Stack, graph_id: str,
+                               params: dict = PARAMS) -> tuple[str, list[str]]:
+    response = stack.submit(graph_id, "critical_nodes", params)
     assert response.status_code == 202, response.text
     job_id = response.json()["id"]
     shards = wait_until(lambda: record(stack, job_id).get("shards"), every=0.005)
@@ -124,7 +125,11 @@ def test_every_shard_failing_fails_the_job(two_workers) -> None:
 
 def test_canceling_the_job_cancels_its_shards(two_workers) -> None:
     stack, graph_id = two_workers
-    job_id, shards = submit_and_wait_for_shards(stack, graph_id)
+    # Shards that run until canceled (memetic islands of 30 s): multistart shards of this graph
+    # end in milliseconds, and could all end before the cancel came.
+    job_id, shards = submit_and_wait_for_shards(stack, graph_id, {
+        "method": "distributed", "shard_method": "memetic", "shards": 4, "k": 60,
+        "time_limit_s": 30, "seed": 11})
     assert stack.http.delete(f"/v1/jobs/{job_id}").status_code == 200
     job = stack.wait_job(job_id, timeout=120)
     assert job["status"] == "canceled", job

@@ -144,11 +144,10 @@ def estimate(graph: Graph, params: CndParams, backend: Backend) -> Estimate:
     check_k(graph, params)
     result_bytes = graph.n + 8 * params.k
     if is_memetic(params):
-        chains = cnd_gpu.memetic_chains(graph.n, params.k) if backend == "gpu" else 0
         return Estimate(seconds=params.time_limit_s + check_seconds(graph),
                         result_bytes=result_bytes,
-                        device_bytes=chains * cnd_gpu.chain_bytes(graph.n, params.k)
-                        + graph.nbytes(),
+                        device_bytes=cnd_gpu.memetic_device_bytes(graph, params.k)
+                        if backend == "gpu" else graph.nbytes(),
                         detail=f"memetic search for {params.time_limit_s:g} s")
     starts = len(seeds_for(params))
     device_bytes = cnd_gpu.device_bytes(graph, starts, params.k, params.method == "search")

@@ -43,7 +43,9 @@ __device__ void block_argmin(long long& score, int& node, long long* s_score, in
 }
 
 // Pairs joined if forbidden node x came back: C(1 + sum s_c, 2) - sum C(s_c, 2) over the distinct
-// components c next to x (the paper's score_with_node, minus the unchanged total).
+// components c next to x (the paper's score_with_node, minus the unchanged total). A component
+// of one node is that neighbour alone, once in x's row: it needs no look among the others (a hub
+// next to hundreds of single nodes rescanned its row for each past the remembered ones).
 template <typename S>
 __device__ long long join_cost(const long long* __restrict__ indptr,
                                const int* __restrict__ indices, const int* comp, const S* sizes,
@@ -55,6 +57,8 @@ __device__ long long join_cost(const long long* __restrict__ indptr,
     for (long long j = begin; j < end; ++j) {
         const int c = comp[indices[j]];
         if (c == 0) continue;
+        const long long size = sizes[c];
+        if (size == 1) { joined += 1; continue; }
         bool dup = false;
         for (int t = 0; t < count && !dup; ++t) dup = seen[t] == c;
         if (!dup && count == SEEN) {  // past the remembered ones: look back along the row
@@ -62,8 +66,8 @@ __device__ long long join_cost(const long long* __restrict__ indptr,
         }
         if (dup) continue;
         if (count < SEEN) seen[count++] = c;
-        joined += sizes[c];
-        lost += pairs(sizes[c]);
+        joined += size;
+        lost += pairs(size);
     }
     return pairs(joined + 1) - lost;
 }

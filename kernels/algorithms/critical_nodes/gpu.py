@@ -20,6 +20,12 @@ import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds, gpu_wave_seconds
 from graphgpu.kernels.algorithms.critical_nodes.driver import solve
+from graphgpu.kernels.algorithms.critical_nodes.gpu_ruin import (
+    GpuDescent,
+    descent_bytes,
+    descent_chains,
+    fits,
+)
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.memetic import population_starts
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams
@@ -275,6 +281,14 @@ def memetic_chains(n: int, k: int, sms: int = DEFAULT_SMS) -> int:
     return max(1, min(CHAINS_PER_SM * sms, POOL_BYTES // chain_bytes(n, k)))
 
 
+def memetic_device_bytes(graph: Graph, k: int) -> int:
+    """Device memory of a memetic run on an H100: the swap chains' pool, the first descent's
+    chains (where it runs on the GPU), the graph."""
+    n = graph.n
+    descent = descent_chains(n, k, DEFAULT_SMS) * descent_bytes(k) if fits(n, k) else 0
+    return memetic_chains(n, k) * chain_bytes(n, k) + descent + graph.nbytes()
+
+
 class GpuImprover:
     """The memetic search's improvement step on the GPU: a batch of k-sets, each improved by
     ``replicas`` chains at once (their own random streams; the best of them is the child's
@@ -294,13 +308,16 @@ class GpuImprover:
         self.tick: Callable[[], Any] = lambda: None  # called between launches (cancel checks)
         #: Called with each better set of the descent as it comes (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
-        self.descent = FirstDescent(graph, k, seed)
+        self.descent = (GpuDescent(graph, k, seed) if fits(n, k)
+                        else FirstDescent(graph, k, seed))
 
     def descend(self, nodes: np.ndarray, deadline: float) -> np.ndarray:
-        """``nodes`` after the first descent, the CPU's (:class:`.ruin.FirstDescent`: ruin and
-        regrow on the host; the summary's ``descent_on`` says so): a GPU chain is one warp
-        walking a component, ~100 ms a move on ca-CondMat's giant (+846% above best-known at
-        5 s without the descent). The chains then improve its sets."""
+        """``nodes`` after the first descent: chains of ruin-and-regrow rounds, a block each
+        (:class:`.gpu_ruin.GpuDescent`), where a chain's state fits in shared memory, else the
+        host's rounds (:class:`.ruin.FirstDescent`; the summary's ``descent_on`` says which).
+        A swap chain is one warp walking a component, ~100 ms a move on ca-CondMat's giant
+        (+846% above best-known at 5 s without the descent). The swap chains then improve its
+        sets."""
         return self.descent(nodes, deadline, self.tick, self.report)
 
     def __call__(self, sets: list[np.ndarray], moves: int, deadline: float

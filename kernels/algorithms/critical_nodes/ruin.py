@@ -109,6 +109,13 @@ def ruin_rounds(indptr, indices, k, rounds, stall, lo, hi, ctl, best_comp, best_
     return done
 
 
+def ruin_span(k: int) -> tuple[int, int]:
+    """Fewest and most extra nodes a round deletes: k / ``RUIN_DIVISOR`` at most (2 at least),
+    a quarter of that at least."""
+    hi = max(2, k // RUIN_DIVISOR)
+    return max(1, hi // 4), hi
+
+
 class RuinRegrow:
     """Ruin-and-regrow rounds on one graph (arrays kept between calls).
 
@@ -124,8 +131,7 @@ class RuinRegrow:
     def __init__(self, graph: Graph, k: int, seed: int) -> None:
         n = graph.n
         self.graph, self.k = graph, k
-        self.hi = max(2, k // RUIN_DIVISOR)
-        self.lo = max(1, self.hi // 4)
+        self.lo, self.hi = ruin_span(k)
         self.ctl = np.zeros(3, np.int64)
         self.ctl[_RNG] = np.int64(np.uint64(mix(np.uint64(seed) ^ GOLDEN)) >> np.uint64(1))
         self.arrays = [np.zeros(n, np.int64), np.zeros(n + 1, np.int64), np.zeros(n, np.int64),
@@ -170,7 +176,8 @@ class RuinRegrow:
 
 
 class FirstDescent:
-    """The memetic improvers' first descent (both backends; each call its own random stream):
+    """The CPU memetic improver's first descent (each call its own random stream; the GPU's
+    runs waves of rounds, :class:`.gpu_ruin.GpuDescent`):
     ruin-and-regrow rounds on the host until ``RUIN_STALL`` bring nothing better or the
     deadline passes, where the largest component a set leaves has ``RUIN_NODES`` nodes or more.
     On a giant a swap move walks thousands of nodes to exchange a few (on the GPU, one warp's

@@ -6,7 +6,7 @@ own compile time spends the limit, and the swap search, the greedy fill and the 
 improver were compiled by a job after the worker said it was ready (9.4 s on the GPU host).
 Here each step runs with an infinite deadline on a small graph whose k-sets leave several
 components (so the moves split and join them), on the backend's engine and on the host code
-it uses (Numba, compiled for both backends: the GPU's memetic search fills sets on the host).
+it uses (Numba: the GPU's memetic search fills sets on the host).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes import gpu
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover, greedy_cpu
+from graphgpu.kernels.algorithms.critical_nodes.gpu_ruin import GpuDescent
 from graphgpu.kernels.algorithms.critical_nodes.memetic import Filler
 from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow
 from graphgpu.kernels.algorithms.critical_nodes.search import SearchState
@@ -52,10 +53,11 @@ PARTS = ("fill", "starts", "descent", "chains")
 
 def warm_up(backend: Backend, part: str | None = None) -> None:
     """Compile (or load from the disk caches) every step of ``critical_nodes`` on ``backend``
-    (``part``: one of :data:`PARTS` only): the greedy fill, the greedy starts, ruin and regrow
-    (host code both backends run: the GPU's memetic fills sets and descends on the host), the
-    swap search (plain and with restarts) and the memetic improver; on the GPU also the host
-    start, the multistart, the search chains and the batch improver."""
+    (``part``: one of :data:`PARTS` only): the greedy fill (host code both backends run: the
+    GPU's memetic fills sets on the host), the greedy starts, ruin and regrow (on the GPU its
+    waves, even on this graph's small components), the swap search (plain and with restarts)
+    and the memetic improver; on the GPU also the host start, the multistart, the search
+    chains and the batch improver."""
     graph = warm_up_graph()
     patience = patience_for(K)
     # A set that splits the graph (the rings' ends that bridge them, a ring node, a hub): the
@@ -74,7 +76,10 @@ def warm_up(backend: Backend, part: str | None = None) -> None:
             gpu.search(graph, K, starts, np.flatnonzero(starts.removed), starts.objective, 1,
                        patience, 0.0, 0.0, no_progress)
     if part in (None, "descent"):
-        RuinRegrow(graph, K, 1)(split, MOVES, math.inf)
+        if backend == "cpu":
+            RuinRegrow(graph, K, 1)(split, MOVES, math.inf)
+        else:
+            GpuDescent(graph, K, 1, least=0)(split, math.inf, lambda: None, None)
     if part in (None, "chains"):
         if backend == "cpu":
             SearchState(graph.indptr, graph.indices, split, 1).run(MOVES, patience)

@@ -1,6 +1,6 @@
-"""critical_nodes: CND*'s growth from any deleted set (``regrow``) and the CPU's ruin and regrow
-(valid k-sets, exact objectives, never worse than its start, determinism, its place in the
-memetic run, cancel)."""
+"""critical_nodes: CND*'s growth from any deleted set (``regrow``) and ruin and regrow, the CPU's
+rounds and the GPU's waves (valid k-sets, exact objectives, never worse than its start,
+determinism, its place in the memetic run, cancel)."""
 
 from __future__ import annotations
 
@@ -112,17 +112,50 @@ def test_memetic_with_a_large_giant_stays_valid_and_beats_greedy() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
-def test_gpu_memetic_takes_the_host_descent_on_a_large_giant() -> None:
-    """The GPU backend's memetic runs the same first descent (on the host, and says so), then
-    its chains: valid, exact, never worse than greedy; none on small pieces."""
+def test_gpu_memetic_descends_on_the_gpu_on_a_large_giant() -> None:
+    """The GPU backend's memetic runs its first descent in chains on the GPU (and says so),
+    then its chains: valid, exact, never worse than greedy; none on small pieces."""
     from graphgpu.kernels.algorithms.critical_nodes import critical_nodes_gpu
 
     summary = memetic_on_a_large_giant(critical_nodes_gpu)
-    assert summary["descent_on"] == "cpu" and summary["backend"] == "gpu"
+    assert summary["descent_on"] == "gpu" and summary["backend"] == "gpu"
     pieces = nx.disjoint_union_all([nx.path_graph(RUIN_NODES - 1) for _ in range(3)])
     small = critical_nodes_gpu(from_nx(pieces), CndParams(k=3, method="memetic",
                                                           time_limit_s=1, seed=0), no_progress)
     assert small.summary["descent_on"] is None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_descent_gives_valid_better_sets_with_exact_objectives() -> None:
+    """Chains of GPU rounds from a CND* set: every set reported is a k-set whose pairs, counted
+    by NetworkX, are what was reported, each better than the last; the result no worse than
+    the start; the same seed gives the same sets (the launches end by their stall count)."""
+    from graphgpu.kernels.algorithms.critical_nodes.gpu_ruin import GpuDescent
+
+    g = nx.disjoint_union_all([nx.barabasi_albert_graph(500, 2, seed=5),
+                               nx.random_regular_graph(3, 300, seed=1), nx.star_graph(40)])
+    graph = from_nx(g)
+    k = 60
+    comp = np.zeros(graph.n, np.int64)
+    sizes = np.zeros(graph.n + 1, np.int64)
+    start_objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(1), comp, sizes))
+    start = np.flatnonzero(comp == 0)
+    outcomes = []
+    for _ in range(2):
+        reports: list[tuple[int, np.ndarray]] = []
+        descent = GpuDescent(graph, k, 3, least=1)
+        nodes = descent(start, math.inf, lambda: None,
+                        lambda o, s, out=reports: out.append((o, s)))
+        assert descent.ran_on == "gpu" and descent.rounds > 0
+        assert nodes.shape == (k,) and np.unique(nodes).shape == (k,)
+        assert pairs_left(g, set(nodes.tolist())) <= start_objective
+        last = start_objective
+        for objective, found in reports:
+            assert objective == pairs_left(g, set(found.tolist())) < last
+            last = objective
+        outcomes.append(nodes)
+    assert np.array_equal(outcomes[0], outcomes[1])
 
 
 def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
