@@ -285,7 +285,8 @@ def memetic_device_bytes(graph: Graph, k: int) -> int:
     """Device memory of a memetic run on an H100: the swap chains' pool, the first descent's
     chains (where it runs on the GPU), the graph."""
     n = graph.n
-    descent = descent_chains(n, k, DEFAULT_SMS) * descent_bytes(k) if fits(n, k) else 0
+    descent = (descent_chains(n, k, DEFAULT_SMS, on_gpu=False) * descent_bytes(k)
+               if fits(n, k, on_gpu=False) else 0)
     return memetic_chains(n, k) * chain_bytes(n, k) + descent + graph.nbytes()
 
 

@@ -31,11 +31,13 @@ RUIN_KERNELS = ("cnd_ruin_rounds",)
 THREADS = 256
 #: Components a warp remembers per candidate (WARP_SEEN of ruin.cu).
 WARP_SEEN = 128
-#: Shared memory a block may take on an H100 (227 KB) less the kernel's own (under 1 KB): a
-#: chain's parents, sizes and candidates live there, so the GPU descends graphs of up to ~27k
-#: nodes (a round is a chain of dependent loads: from global memory 40x slower than a CPU
-#: core's round on ca-CondMat).
+#: Shared memory a block may take on an H100 (227 KB) less the kernel's own (under 1 KB), where
+#: no device can be asked (estimates): a chain's parents, sizes and candidates live there, so
+#: an H100 descends graphs of up to ~27k nodes (a round is a chain of dependent loads: from
+#: global memory 40x slower than a CPU core's round on ca-CondMat).
 SHARED_BYTES = 226 << 10
+#: The kernel's own shared memory, at most (block argmin, counts, sums: 672 bytes).
+STATIC_SHARED = 1 << 10
 #: Launches in a row that bring nothing better end a descent (each runs every chain's rounds:
 #: hundreds of rounds at least, where the host stops after 300 in a row).
 STALL_LAUNCHES = 2
@@ -54,9 +56,17 @@ def shared_bytes(n: int, k: int) -> int:
     return 4 * n + 4 * (n + 1) + 12 * (k + ruin_span(k)[1]) + 4 * WARP_SEEN * (THREADS // 32)
 
 
-def fits(n: int, k: int) -> bool:
+def shared_limit(on_gpu: bool = True) -> int:
+    """Shared memory a chain may take: the current device's per-block limit less the kernel's
+    own, or :data:`SHARED_BYTES` (an H100's) when estimating."""
+    if not on_gpu:
+        return SHARED_BYTES
+    return cuda.device_attribute("MaxSharedMemoryPerBlockOptin") - STATIC_SHARED
+
+
+def fits(n: int, k: int, on_gpu: bool = True) -> bool:
     """Whether a chain's state fits in a block's shared memory."""
-    return shared_bytes(n, k) <= SHARED_BYTES
+    return shared_bytes(n, k) <= shared_limit(on_gpu)
 
 
 def descent_bytes(k: int) -> int:
@@ -64,10 +74,10 @@ def descent_bytes(k: int) -> int:
     return 4 * k + 8
 
 
-def descent_chains(n: int, k: int, sms: int) -> int:
+def descent_chains(n: int, k: int, sms: int, on_gpu: bool = True) -> int:
     """Chains (blocks of :data:`THREADS`) of a launch: as many as the multiprocessors hold at
     once, by shared memory."""
-    return sms * max(1, min(4, SHARED_BYTES // shared_bytes(n, k)))
+    return sms * max(1, min(4, shared_limit(on_gpu) // shared_bytes(n, k)))
 
 
 class GpuDescent:

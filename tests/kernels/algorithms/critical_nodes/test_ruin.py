@@ -37,6 +37,14 @@ def state_of(graph, deleted: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return comp, sizes, int(total)
 
 
+def cnd_start(graph, k: int) -> tuple[int, np.ndarray]:
+    """CND*'s set of seed 1 and its pairs left."""
+    comp = np.zeros(graph.n, np.int64)
+    sizes = np.zeros(graph.n + 1, np.int64)
+    objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(1), comp, sizes))
+    return objective, np.flatnonzero(comp == 0)
+
+
 def test_regrow_matches_a_plain_python_greedy_from_any_set() -> None:
     g = nx.disjoint_union_all([nx.barabasi_albert_graph(70, 2, seed=3), nx.path_graph(9),
                                nx.empty_graph(4)])
@@ -61,10 +69,7 @@ def test_ruin_regrow_gives_valid_better_sets_deterministically() -> None:
     g = nx.barabasi_albert_graph(400, 2, seed=5)
     graph = from_nx(g)
     k = 40
-    comp = np.zeros(graph.n, np.int64)
-    sizes = np.zeros(graph.n + 1, np.int64)
-    start_objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(1), comp, sizes))
-    start = np.flatnonzero(comp == 0)
+    start_objective, start = cnd_start(graph, k)
     outcomes = []
     for _ in range(2):
         ruin = RuinRegrow(graph, k, 7)
@@ -137,10 +142,7 @@ def test_gpu_descent_gives_valid_better_sets_with_exact_objectives() -> None:
                                nx.random_regular_graph(3, 300, seed=1), nx.star_graph(40)])
     graph = from_nx(g)
     k = 60
-    comp = np.zeros(graph.n, np.int64)
-    sizes = np.zeros(graph.n + 1, np.int64)
-    start_objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(1), comp, sizes))
-    start = np.flatnonzero(comp == 0)
+    start_objective, start = cnd_start(graph, k)
     outcomes = []
     for _ in range(2):
         reports: list[tuple[int, np.ndarray]] = []
