@@ -33,8 +33,9 @@ THREADS = 256
 WARP_SEEN = 128
 #: Shared memory a block may take on an H100 (227 KB) less the kernel's own (under 1 KB), where
 #: no device can be asked (estimates): a chain's parents, sizes and candidates live there, so
-#: an H100 descends graphs of up to ~27k nodes (a round is a chain of dependent loads: from
-#: global memory 40x slower than a CPU core's round on ca-CondMat).
+#: an H100 descends graphs of up to ~24k nodes at k = n / 10, ~28k at k = n / 100 (a round is a
+#: chain of dependent loads: from global memory 40x slower than a CPU core's round on
+#: ca-CondMat).
 SHARED_BYTES = 226 << 10
 #: The kernel's own shared memory, at most (block argmin, counts, sums: 672 bytes).
 STATIC_SHARED = 1 << 10
