@@ -25,8 +25,9 @@ from graphgpu.kernels.core.threads import THREADS, in_threads
 #: Buckets per thread: enough that one heavy bucket (the hubs of a power-law graph) does not
 #: leave the other threads idle for long.
 BUCKETS_PER_THREAD = 256
-#: Rows of at most this many arcs are sorted in place by insertion.
-_SHORT_ROW = 16
+#: Bits a radix pass of a bucket's sort takes: 4,096 counters (32 KB), in the first-level
+#: cache; a bucket of 4,096 rows and columns under 2^24 sorts in three passes.
+_DIGIT_BITS = 12
 #: Work below this many items a thread is not worth a thread.
 _MIN_SHARE = 1 << 16
 _LOW = np.int64(0xFFFFFFFF)
@@ -67,70 +68,70 @@ def _scatter(u, v, w, offsets, shift, keys, key_w, t, threads):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _insertion_sort(cols, ws, a, b, weighted):
-    """Sort ``cols[a:b]`` (and ``ws`` alike): rows this short sort faster so than by a call."""
-    for i in range(a + 1, b):
-        c = cols[i]
-        x = ws[i] if weighted else 0.0
-        j = i - 1
-        while j >= a and cols[j] > c:
-            cols[j + 1] = cols[j]
-            if weighted:
-                ws[j + 1] = ws[j]
-            j -= 1
-        cols[j + 1] = c
+def _radix_pass(src, src_w, dst, dst_w, shift, bits, weighted):
+    """A stable counting sort of ``src`` by its bits ``[shift, shift + bits)`` into ``dst``
+    (the weights alike)."""
+    counts = np.zeros((1 << bits) + 1, np.int64)
+    mask = (np.int64(1) << bits) - 1
+    for i in range(src.shape[0]):
+        counts[((src[i] >> shift) & mask) + 1] += 1
+    for d in range(1 << bits):
+        counts[d + 1] += counts[d]
+    for i in range(src.shape[0]):
+        d = (src[i] >> shift) & mask
+        dst[counts[d]] = src[i]
         if weighted:
-            ws[j + 1] = x
+            dst_w[counts[d]] = src_w[i]
+        counts[d] += 1
 
 
 @njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
-def _merge_bucket(keys, key_w, lo, hi, first_row, rows, degrees):
-    """One bucket: its arcs counting-sorted by row, each row's columns sorted, repeats merged
-    (the smallest weight kept); the distinct columns written back from ``keys[lo]`` on, row
-    after row (their weights likewise). Returns how many."""
+def _merge_bucket(keys, key_w, lo, hi, first_row, rows, col_bits, degrees):
+    """One bucket: its arcs sorted by (row, column) by a radix sort (the columns' bits, then
+    the rows' within the bucket, :data:`_DIGIT_BITS` at a time), repeats merged (the smallest
+    weight kept); the distinct columns written back from ``keys[lo]`` on, row after row (their
+    weights likewise). Returns how many."""
     weighted = key_w.shape[0] > 0
-    start = np.zeros(rows + 1, np.int64)
-    for k in range(lo, hi):
-        start[(keys[k] >> 32) - first_row + 1] += 1
-    for r in range(rows):
-        start[r + 1] += start[r]
-    fill = start[:-1].copy()
-    cols = np.empty(hi - lo, np.int64)
-    ws = np.empty(hi - lo if weighted else 0, np.float64)
-    for k in range(lo, hi):
-        r = (keys[k] >> 32) - first_row
-        cols[fill[r]] = keys[k] & _LOW
-        if weighted:
-            ws[fill[r]] = key_w[k]
-        fill[r] += 1
+    a = keys[lo:hi].copy()
+    a_w = key_w[lo:hi].copy() if weighted else key_w[:0]
+    b = np.empty_like(a)
+    b_w = np.empty_like(a_w)
+    row_bits = 1
+    while (np.int64(1) << row_bits) < rows:
+        row_bits += 1
+    # Rows relative to the bucket's first, so that their digits are few.
+    for i in range(a.shape[0]):
+        a[i] = ((a[i] >> 32) - first_row) << 32 | (a[i] & _LOW)
+    for shift in range(0, col_bits, _DIGIT_BITS):
+        _radix_pass(a, a_w, b, b_w, shift, min(_DIGIT_BITS, col_bits - shift), weighted)
+        a, b, a_w, b_w = b, a, b_w, a_w
+    for shift in range(32, 32 + row_bits, _DIGIT_BITS):
+        _radix_pass(a, a_w, b, b_w, shift, min(_DIGIT_BITS, 32 + row_bits - shift), weighted)
+        a, b, a_w, b_w = b, a, b_w, a_w
     out = lo
-    for r in range(rows):
-        a, b = start[r], start[r + 1]
-        if b - a <= _SHORT_ROW:
-            _insertion_sort(cols, ws, a, b, weighted)
-        elif weighted:  # loops, not slice copies: no compiled shape-mismatch message
-            order = np.argsort(cols[a:b])
-            row_cols, row_ws = cols[a:b].copy(), ws[a:b].copy()
-            for i in range(b - a):
-                cols[a + i] = row_cols[order[i]]
-                ws[a + i] = row_ws[order[i]]
-        else:
-            cols[a:b].sort()
-        row_start = out
-        for k in range(a, b):
-            if out == row_start or cols[k] != keys[out - 1]:
-                keys[out] = cols[k]
-                if weighted:
-                    key_w[out] = ws[k]
-                out += 1
-            elif weighted and ws[k] < key_w[out - 1]:
-                key_w[out - 1] = ws[k]
-        degrees[first_row + r] = out - row_start
+    row = np.int64(-1)
+    row_start = lo
+    for k in range(a.shape[0]):
+        r = a[k] >> 32
+        col = a[k] & _LOW
+        if r != row:
+            if row >= 0:
+                degrees[first_row + row] = out - row_start
+            row, row_start = r, out
+        if out == row_start or col != keys[out - 1]:
+            keys[out] = col
+            if weighted:
+                key_w[out] = a_w[k]
+            out += 1
+        elif weighted and a_w[k] < key_w[out - 1]:
+            key_w[out - 1] = a_w[k]
+    if row >= 0:
+        degrees[first_row + row] = out - row_start
     return out - lo
 
 
 @njit(cache=True, nogil=True)
-def _merge_buckets(keys, key_w, starts, shift, degrees, kept, t, threads):
+def _merge_buckets(keys, key_w, starts, shift, col_bits, degrees, kept, t, threads):
     """Every ``threads``-th bucket from ``t`` through :func:`_merge_bucket` (strided, so that
     the buckets of hubs, the first ones in a power-law graph, spread over the threads)."""
     n = degrees.shape[0]
@@ -138,7 +139,7 @@ def _merge_buckets(keys, key_w, starts, shift, degrees, kept, t, threads):
         first_row = bucket << shift
         rows = min(n, first_row + (np.int64(1) << shift)) - first_row
         kept[bucket] = _merge_bucket(keys, key_w, starts[bucket], starts[bucket + 1],
-                                     first_row, rows, degrees)
+                                     first_row, rows, col_bits, degrees)
 
 
 @njit(cache=True, nogil=True)
@@ -250,7 +251,8 @@ def undirected_csr(u: np.ndarray, v: np.ndarray, weights: np.ndarray, n: int,
     _run(_scatter, threads, u, v, weights, offsets, shift, keys, key_w)
     degrees = np.zeros(n, np.int64)
     kept = np.zeros(buckets, np.int64)
-    _run(_merge_buckets, threads, keys, key_w, starts, shift, degrees, kept)
+    col_bits = max(1, (max(n, 1) - 1).bit_length())
+    _run(_merge_buckets, threads, keys, key_w, starts, shift, col_bits, degrees, kept)
     indptr = np.zeros(n + 1, offset_dtype)
     np.cumsum(degrees, out=indptr[1:])
     indices = np.empty(int(indptr[-1]), index_dtype)
