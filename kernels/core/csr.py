@@ -86,22 +86,18 @@ def _radix_pass(src, src_w, dst, dst_w, shift, bits, weighted):
 
 
 @njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
-def _merge_bucket(keys, key_w, lo, hi, first_row, rows, col_bits, degrees):
+def _merge_bucket(keys, key_w, lo, hi, first_row, row_bits, col_bits, degrees):
     """One bucket: its arcs sorted by (row, column) by a radix sort (the columns' bits, then
-    the rows' within the bucket, :data:`_DIGIT_BITS` at a time), repeats merged (the smallest
-    weight kept); the distinct columns written back from ``keys[lo]`` on, row after row (their
-    weights likewise). Returns how many."""
+    the ``row_bits`` of the rows within the bucket, :data:`_DIGIT_BITS` at a time), repeats
+    merged (the smallest weight kept); the distinct columns written back from ``keys[lo]`` on,
+    row after row (their weights likewise). Returns how many."""
     weighted = key_w.shape[0] > 0
     a = keys[lo:hi].copy()
+    for i in range(a.shape[0]):  # rows relative to the bucket's first: fewer digits to sort
+        a[i] = ((a[i] >> 32) - first_row) << 32 | (a[i] & _LOW)
     a_w = key_w[lo:hi].copy() if weighted else key_w[:0]
     b = np.empty_like(a)
     b_w = np.empty_like(a_w)
-    row_bits = 1
-    while (np.int64(1) << row_bits) < rows:
-        row_bits += 1
-    # Rows relative to the bucket's first, so that their digits are few.
-    for i in range(a.shape[0]):
-        a[i] = ((a[i] >> 32) - first_row) << 32 | (a[i] & _LOW)
     for shift in range(0, col_bits, _DIGIT_BITS):
         _radix_pass(a, a_w, b, b_w, shift, min(_DIGIT_BITS, col_bits - shift), weighted)
         a, b, a_w, b_w = b, a, b_w, a_w
@@ -134,12 +130,9 @@ def _merge_bucket(keys, key_w, lo, hi, first_row, rows, col_bits, degrees):
 def _merge_buckets(keys, key_w, starts, shift, col_bits, degrees, kept, t, threads):
     """Every ``threads``-th bucket from ``t`` through :func:`_merge_bucket` (strided, so that
     the buckets of hubs, the first ones in a power-law graph, spread over the threads)."""
-    n = degrees.shape[0]
     for bucket in range(t, starts.shape[0] - 1, threads):
-        first_row = bucket << shift
-        rows = min(n, first_row + (np.int64(1) << shift)) - first_row
         kept[bucket] = _merge_bucket(keys, key_w, starts[bucket], starts[bucket + 1],
-                                     first_row, rows, col_bits, degrees)
+                                     bucket << shift, max(shift, 1), col_bits, degrees)
 
 
 @njit(cache=True, nogil=True)
