@@ -16,9 +16,10 @@ waits for ``/v1/ready`` and drives it with the SDK (:mod:`graphgpu.client`, long
   ran); the first job beside them (``first_ratio`` = first / median; its worker
   ``first_compute_ms`` and ``first_load_ms``: the first job on a graph also loads it);
 * uploads (MB/s of edge-list text: the service's first upload, right after ready, and the
-  second; the SDK's array upload; a binary format where the API takes one), generate seconds, the small-graph p50 (BA n=500, m=2: 996 edges,
-  ``--small-jobs`` sequential BFS jobs, default 50, and where their time goes), and start-up
-  (time to ready of this start, and of a restart on the same folder, compiled code cached).
+  second; the SDK's array upload; a binary format where the API takes one), generate
+  seconds, the small-graph p50 (BA n=500, m=2: 996 edges, ``--small-jobs`` sequential BFS
+  jobs, default 50, and where their time goes), and start-up (time to ready of this start,
+  and of a restart on the same folder, compiled code cached).
 
 Run: ``python bench/bench_e2e.py [--graphs dblp-2010,rmat20,rmat24] [--algorithms bfs,...]
 [--repeats 3] [--row-seconds 60] [--upload-graph dblp-2010] [--no-restart] [--out FILE]

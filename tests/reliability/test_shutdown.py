@@ -18,10 +18,15 @@ from graphgpu.service.app import create_app
 from tests.conftest import wait_until
 
 
-def test_the_api_stops_right_after_it_started(redis_url: str, tmp_path) -> None:
+def _test_client() -> type:
     with warnings.catch_warnings():  # starlette's TestClient warns about httpx at import
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
+    return TestClient
+
+
+def test_the_api_stops_right_after_it_started(redis_url: str, tmp_path) -> None:
+    TestClient = _test_client()  # noqa: N806
     app = create_app(Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix="stopnow"))
 
     def lifetime() -> None:
@@ -35,9 +40,7 @@ def test_the_api_stops_right_after_it_started(redis_url: str, tmp_path) -> None:
 
 
 def test_the_api_stops_with_its_listener_subscribed(redis_url: str, tmp_path) -> None:
-    with warnings.catch_warnings():  # starlette's TestClient warns about httpx at import
-        warnings.simplefilter("ignore")
-        from fastapi.testclient import TestClient
+    TestClient = _test_client()  # noqa: N806
     app = create_app(Settings(redis_url=redis_url, data_dir=tmp_path, redis_prefix="shutdown"))
     redis = Redis.from_url(redis_url)
     before = _subscribers(redis)

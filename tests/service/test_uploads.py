@@ -49,7 +49,6 @@ def test_a_loader_waiting_for_a_worker_ends_at_shutdown(env, monkeypatch: pytest
     assert not thread.is_alive() and loads == [] and not loaded.is_set()
 
 
-
 def test_a_failed_load_still_makes_the_api_ready(env, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first upload then loads the path itself; readiness does not wait for ever."""
     settings, redis = env

@@ -69,7 +69,7 @@ class CndSummary(BaseModel):
     descent_on: str | None = Field(
         None, description="memetic: the device that ran the first descent (ruin and regrow) on "
                           "a start with a large component: 'cpu' (one round at a time) or 'gpu' "
-                          "(waves of rounds, a block each).",
+                          "(chains of rounds, a block each).",
         json_schema_extra=VOLATILE)
     time_to_best_s: float = Field(description="Seconds from the start of the run to the best.",
                                   json_schema_extra=VOLATILE)

@@ -176,8 +176,8 @@ class RuinRegrow:
 
 
 class FirstDescent:
-    """The CPU memetic improver's first descent (each call its own random stream; the GPU's
-    runs waves of rounds, :class:`.gpu_ruin.GpuDescent`):
+    """The memetic improvers' first descent on the host (each call its own random stream; the
+    GPU's runs chains of rounds, :class:`.gpu_ruin.GpuDescent`, where they fit in a block):
     ruin-and-regrow rounds on the host until ``RUIN_STALL`` bring nothing better or the
     deadline passes, where the largest component a set leaves has ``RUIN_NODES`` nodes or more.
     On a giant a swap move walks thousands of nodes to exchange a few (on the GPU, one warp's

@@ -55,7 +55,7 @@ def warm_up(backend: Backend, part: str | None = None) -> None:
     """Compile (or load from the disk caches) every step of ``critical_nodes`` on ``backend``
     (``part``: one of :data:`PARTS` only): the greedy fill (host code both backends run: the
     GPU's memetic fills sets on the host), the greedy starts, ruin and regrow (on the GPU its
-    waves, even on this graph's small components), the swap search (plain and with restarts)
+    chains, even on this graph's small components), the swap search (plain and with restarts)
     and the memetic improver; on the GPU also the host start, the multistart, the search
     chains and the batch improver."""
     graph = warm_up_graph()
