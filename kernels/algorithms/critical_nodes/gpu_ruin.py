@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.algorithms.critical_nodes.ruin import label_kept, ruin_span
-from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_NODES, RUIN_POOL
+from graphgpu.kernels.algorithms.critical_nodes.ruin import label_set, large_pool, ruin_span
+from graphgpu.kernels.algorithms.critical_nodes.tuning import DESCENT_STALL_LAUNCHES, RUIN_NODES
 from graphgpu.kernels.core import cuda
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
@@ -39,9 +39,6 @@ WARP_SEEN = 128
 SHARED_BYTES = 226 << 10
 #: The kernel's own shared memory, at most (block argmin, counts, sums: 672 bytes).
 STATIC_SHARED = 1 << 10
-#: Launches in a row that bring nothing better end a descent (each runs every chain's rounds:
-#: hundreds of rounds at least, where the host stops after 300 in a row).
-STALL_LAUNCHES = 2
 #: A launch's rounds double up to this many arcs and nodes visited per chain (a round visits
 #: each once or more): launches of ~50-100 ms on ca-HepTh and ca-CondMat, so the deadline and
 #: cancel checks stay prompt and the chains share their best often. Not the clock: the same
@@ -83,11 +80,11 @@ def descent_chains(n: int, k: int, sms: int, on_gpu: bool = True) -> int:
 
 class GpuDescent:
     """The GPU memetic's first descent (each call its own random streams): chains of
-    ruin-and-regrow rounds, a block each, until :data:`STALL_LAUNCHES` launches in a row bring
-    nothing better or the deadline passes, where the largest component a set leaves has
-    ``least`` nodes or more (``RUIN_NODES``; the worker's warm-up takes any). ``ran_on`` is
-    ``"gpu"`` once a launch ran (the summary's ``descent_on``); ``rounds`` counts the rounds
-    run."""
+    ruin-and-regrow rounds, a block each, until ``DESCENT_STALL_LAUNCHES`` launches in a row
+    bring nothing better or the deadline passes, where the largest component a set leaves has
+    ``least`` nodes or more (``RUIN_NODES``; the worker's warm-up takes any). A better set is
+    reported and becomes every chain's start. ``ran_on`` is ``"gpu"`` once a launch ran (the
+    summary's ``descent_on``); ``rounds`` counts the rounds run."""
 
     def __init__(self, graph: Graph, k: int, seed: int, least: int = RUIN_NODES) -> None:
         self.graph, self.k, self.seed, self.least = graph, k, seed, least
@@ -95,27 +92,21 @@ class GpuDescent:
         self.rounds = 0
         self.ran_on: str | None = None
         self.lo, self.hi = ruin_span(k)
-        self.degrees = np.diff(graph.indptr)
         n = graph.n
         self.comp, self.sizes = np.zeros(n, np.int64), np.zeros(n + 1, np.int64)
-        self.queue = np.zeros(n, np.int64)
+        self.queue, self.pool, self.cum = (np.zeros(n, np.int64) for _ in range(3))
 
     def _label(self, nodes: np.ndarray) -> int:
         """Components (``comp``, ``sizes``) of the kept nodes when ``nodes`` are deleted;
         returns the pairs left."""
-        self.comp[:] = 1
-        self.comp[nodes] = 0
-        return int(label_kept(self.graph.indptr, self.graph.indices, self.comp, self.sizes,
-                              self.queue))
+        return label_set(self.graph, nodes, self.comp, self.sizes, self.queue)
 
-    def _pool(self) -> tuple[np.ndarray, np.ndarray]:
-        """The members of the large components (those of at least 1 / ``RUIN_POOL`` of the
-        largest's size) and their cumulative degrees, as the host's rounds draw them."""
-        biggest = self.sizes.max()
-        kept = self.comp > 0
-        large = np.flatnonzero(kept & (RUIN_POOL * self.sizes[np.where(kept, self.comp, 0)]
-                                       >= biggest))
-        return large.astype(np.int32), np.cumsum(self.degrees[large]).astype(np.int64)
+    def _pool(self) -> tuple[Any, Any]:
+        """On the device: the members of the large components of the last set labelled and
+        their cumulative degrees (:func:`.ruin.large_pool`, as the host's rounds draw them)."""
+        m = large_pool(self.graph.indptr, self.comp, self.sizes, self.pool, self.cum)
+        cp = cupy()
+        return cp.asarray(self.pool[:m].astype(np.int32)), cp.asarray(self.cum[:m])
 
     def __call__(self, nodes: np.ndarray, deadline: float, tick: Callable[[], Any],
                  report: Callable[[int, np.ndarray], Any] | None) -> np.ndarray:
@@ -125,7 +116,7 @@ class GpuDescent:
         n = graph.n
         best_objective = self._label(nodes)
         self.calls += 1
-        if self.sizes.max() < self.least:
+        if self.sizes.max() < max(self.least, 2):  # (2: a pool with arcs to draw by)
             return nodes
         self.ran_on = "gpu"
         kernel = cuda.kernels(RUIN_SOURCE, RUIN_KERNELS)["cnd_ruin_rounds"]
@@ -136,10 +127,10 @@ class GpuDescent:
         sets = cp.empty(chains * k, dtype=cp.int32)
         best = np.asarray(nodes, np.int32)
         start = cp.asarray(best)
-        pool, cum = (cp.asarray(a) for a in self._pool())
+        pool, cum = self._pool()
         most = max(1, LAUNCH_WORK // (int(graph.indices.shape[0]) + n))
         stall, launch, rounds, spent, restart = 0, 0, 1, 0.0, True
-        while stall < STALL_LAUNCHES and time.perf_counter() + spent < deadline:
+        while stall < DESCENT_STALL_LAUNCHES and time.perf_counter() + spent < deadline:
             tick()
             began = time.perf_counter()
             launch += 1
@@ -158,7 +149,7 @@ class GpuDescent:
                 best = sets[winner * k:(winner + 1) * k].get()
                 start = cp.asarray(best)
                 self._label(best)
-                pool, cum = (cp.asarray(a) for a in self._pool())
+                pool, cum = self._pool()
                 if report is not None:
                     report(best_objective, best.copy())
             else:

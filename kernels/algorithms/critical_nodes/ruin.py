@@ -58,6 +58,35 @@ def label_kept(indptr, indices, comp, sizes, queue) -> np.int64:
 
 
 @numba.njit(cache=True, nogil=True)
+def large_pool(indptr, comp, sizes, pool, cum) -> int:
+    """The members of the large components (those of at least 1 / ``RUIN_POOL`` of the
+    largest's size; ``comp`` and ``sizes`` as :func:`label_kept` leaves them) in ``pool`` and
+    their cumulative degrees in ``cum``, from which a round draws its ruin; returns how many."""
+    n = indptr.shape[0] - 1
+    biggest = np.int64(0)
+    for c in range(n + 1):
+        biggest = max(biggest, sizes[c])
+    m, weight = 0, np.int64(0)
+    for v in range(n):
+        c = comp[v]
+        if c > 0 and RUIN_POOL * sizes[c] >= biggest:
+            weight += indptr[v + 1] - indptr[v]
+            pool[m] = v
+            cum[m] = weight
+            m += 1
+    return m
+
+
+def label_set(graph: Graph, nodes: np.ndarray, comp: np.ndarray, sizes: np.ndarray,
+              queue: np.ndarray) -> int:
+    """Components of the kept nodes (``comp``, ``sizes`` as :func:`label_kept` leaves them)
+    when ``nodes`` are deleted; returns the pairs left."""
+    comp[:] = 1
+    comp[nodes] = 0
+    return int(label_kept(graph.indptr, graph.indices, comp, sizes, queue))
+
+
+@numba.njit(cache=True, nogil=True)
 def _rand_below(ctl, bound) -> np.int64:
     ctl[_RNG] = np.int64(np.uint64(ctl[_RNG]) + GOLDEN)
     return np.int64(mix(np.uint64(ctl[_RNG])) % np.uint64(bound))
@@ -69,23 +98,13 @@ def ruin_rounds(indptr, indices, k, rounds, stall, lo, hi, ctl, best_comp, best_
     """Up to ``rounds`` rounds from the set in ``best_comp`` (0: deleted; ids and sizes as
     :func:`label_kept` leaves them), each kept when better; stops early once ``stall`` rounds
     in a row bring nothing better. Returns the rounds run."""
-    n = indptr.shape[0] - 1
     done = 0
     while done < rounds and ctl[_STALL] < stall:
         done += 1
         comp[:] = best_comp
         sizes[:] = best_sizes
-        biggest = np.int64(0)
-        for c in range(n + 1):
-            biggest = max(biggest, sizes[c])
-        m, weight = 0, np.int64(0)
-        for v in range(n):  # the members of the large components, by degree
-            c = comp[v]
-            if c > 0 and RUIN_POOL * sizes[c] >= biggest:
-                weight += indptr[v + 1] - indptr[v]
-                pool[m] = v
-                cum[m] = weight
-                m += 1
+        m = large_pool(indptr, comp, sizes, pool, cum)
+        weight = cum[m - 1] if m > 0 else 0
         if weight == 0:
             return done
         want = lo + _rand_below(ctl, hi - lo + 1)
@@ -145,9 +164,7 @@ class RuinRegrow:
     def largest(self, nodes: np.ndarray) -> int:
         """Size of the largest component left when ``nodes`` are deleted."""
         comp, sizes, queue = self.arrays[0], self.arrays[1], self.arrays[4]
-        comp[:] = 1
-        comp[nodes] = 0
-        label_kept(self.graph.indptr, self.graph.indices, comp, sizes, queue)
+        label_set(self.graph, nodes, comp, sizes, queue)
         return int(sizes.max())
 
     def __call__(self, nodes: np.ndarray, stall: int, deadline: float) -> tuple[int, np.ndarray]:
@@ -155,9 +172,7 @@ class RuinRegrow:
         the ``deadline`` passes; returns (objective, k nodes), the start when nothing better."""
         g = self.graph
         best_comp, best_sizes, comp, sizes, queue, pool, cum = self.arrays
-        best_comp[:] = 1
-        best_comp[nodes] = 0
-        self.ctl[_BEST] = label_kept(g.indptr, g.indices, best_comp, best_sizes, queue)
+        self.ctl[_BEST] = label_set(g, nodes, best_comp, best_sizes, queue)
         self.ctl[_STALL] = 0
         batch = 1
         while self.ctl[_STALL] < stall and time.perf_counter() < deadline:

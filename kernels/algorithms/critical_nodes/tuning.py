@@ -31,6 +31,14 @@ RUIN_STALL = 300
 RUIN_DIVISOR = 12
 RUIN_POOL = 8
 RUIN_SHARE = 0.9
+#: The GPU's descent (chains of rounds, a block each): launches in a row that bring no better
+#: set end it (each runs every chain's rounds: hundreds at least, where the host stops after
+#: ``RUIN_STALL``). 2 / 8, seed 0, H200 (bench/results/cnd.md, round 10): ca-HepTh 60 s
+#: +3.2% / +1.8% above best-known, ca-CondMat 5 s 1.71M / 1.72M, CNP 30 s ER2344 +11.1% /
+#: +10.6%, WS1000 +15.8% / +14.3%, WS1500 +0.0% both. (Chains going on from sets within 0.5-2%
+#: of their best, record-to-record travel, at 8: WS1000 +4.2%, but ca-HepTh +3.3-3.9%,
+#: ca-CondMat 1.81-1.83M.)
+DESCENT_STALL_LAUNCHES = 8
 #: CND* starts of a memetic run at least (time permitting) when its population takes fewer:
 #: the best one goes on (ca-CondMat, k = 2,313: seeds 0-2 all ~62M pairs, seeds 0-7 39.5M).
 STARTS_MIN = 8

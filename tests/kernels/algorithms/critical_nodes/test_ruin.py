@@ -1,5 +1,5 @@
 """critical_nodes: CND*'s growth from any deleted set (``regrow``) and ruin and regrow, the CPU's
-rounds and the GPU's waves (valid k-sets, exact objectives, never worse than its start,
+rounds and the GPU's chains (valid k-sets, exact objectives, never worse than its start,
 determinism, its place in the memetic run, cancel)."""
 
 from __future__ import annotations
@@ -160,26 +160,52 @@ def test_gpu_descent_gives_valid_better_sets_with_exact_objectives() -> None:
     assert np.array_equal(outcomes[0], outcomes[1])
 
 
-def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
+def canceled_in_descent(solve: Callable[..., Any], descent: type, endless: Callable[[], Any]
+                        ) -> None:
+    """A memetic run of ``solve`` whose first descent (class ``descent``, made endless by
+    ``endless``) is canceled from its heartbeat: the job ends long before its share."""
     g = nx.random_regular_graph(3, 4 * RUIN_NODES, seed=4)
     graph = from_nx(g)
     k = 4 * RUIN_NODES // 20
     called = []
-    real = RuinRegrow.__call__
+    real = descent.__call__
 
-    def descent(self, nodes, stall, deadline):  # a stall count that never ends it
+    def descend(self, *args):
         called.append(True)
-        return real(self, nodes, 10**9, deadline)
+        return real(self, *args)
 
     def cancel(fraction: float, message: str = "") -> None:
-        if called and "memetic generation" in message:  # the heartbeat inside the rounds
+        if called and "memetic generation" in message:  # the heartbeat inside the descent
             raise JobCanceled("canceled by request while running")
 
-    monkeypatch.setattr(RuinRegrow, "__call__", descent)
-    tick = time.perf_counter()
-    with pytest.raises(JobCanceled):
-        critical_nodes_cpu(graph, CndParams(k=k, method="memetic", time_limit_s=600), cancel)
-    assert called and time.perf_counter() - tick < 60  # long before its share (120 s)
+    endless()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(descent, "__call__", descend)
+        tick = time.perf_counter()
+        with pytest.raises(JobCanceled):
+            solve(graph, CndParams(k=k, method="memetic", time_limit_s=600), cancel)
+    assert called and time.perf_counter() - tick < 60  # long before its share (540 s)
+
+
+def test_cancel_reaches_the_descent(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = RuinRegrow.__call__
+
+    def endless() -> None:  # a stall count that never ends it
+        monkeypatch.setattr(RuinRegrow, "__call__",
+                            lambda self, nodes, stall, deadline: real(self, nodes, 10**9,
+                                                                      deadline))
+
+    canceled_in_descent(critical_nodes_cpu, RuinRegrow, endless)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_cancel_reaches_the_gpu_descent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU's chains check for cancel between launches."""
+    from graphgpu.kernels.algorithms.critical_nodes import critical_nodes_gpu, gpu_ruin
+
+    canceled_in_descent(critical_nodes_gpu, gpu_ruin.GpuDescent, lambda: monkeypatch.setattr(
+        gpu_ruin, "DESCENT_STALL_LAUNCHES", 10**9))
 
 
 def test_descent_reports_its_better_sets_as_they_come() -> None:
