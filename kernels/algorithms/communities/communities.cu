@@ -4,6 +4,7 @@
 //
 // Weights are 64-bit fixed-point integers, so every sum (community totals, row accumulators) is
 // exact whatever the order of the atomics.
+#include "union_find.cuh"
 
 typedef long long i64;
 typedef unsigned long long u64;
@@ -300,24 +301,9 @@ extern "C" __global__ void cm_modularity_terms(const i64* __restrict__ internal,
     out[c] = (double)internal[c] / arcs - res * (d * d);
 }
 
-// Component labels inside communities by union-find (as ECL-CC, Jaiganesh & Burtscher 2018): a
-// root is only ever hooked under a smaller one, so parent[x] <= x and each tree's root is the
-// smallest node id of its component, whatever the order of the hooks. Path halving by plain
-// writes is safe: whatever a node's parent becomes, it is still one of its ancestors.
-__device__ __forceinline__ int root_of(int* parent, int x) {
-    int curr = __ldcg(&parent[x]);
-    if (curr != x) {
-        int next, prev = x;
-        while (curr > (next = __ldcg(&parent[curr]))) {
-            parent[prev] = next;
-            prev = curr;
-            curr = next;
-        }
-    }
-    return curr;
-}
-
-// A thread per arc (r, v) with r > v inside one community: hook the larger root under the other.
+// Component labels inside communities by union-find (union_find.cuh): each tree's root is the
+// smallest node of its component, whatever the order of the hooks.
+// A thread per arc (r, v) with r > v inside one community: their sets joined.
 extern "C" __global__ void cm_link(const int* __restrict__ rows, const int* __restrict__ indices,
                                    long long arcs, const int* __restrict__ comm,
                                    int* __restrict__ parent) {
@@ -325,18 +311,7 @@ extern "C" __global__ void cm_link(const int* __restrict__ rows, const int* __re
     if (j >= arcs) return;
     const int r = rows[j], v = indices[j];
     if (r <= v || comm[r] != comm[v]) return;
-    int a = root_of(parent, r), b = root_of(parent, v);
-    while (a != b) {
-        if (a < b) {
-            const int t = a;
-            a = b;
-            b = t;
-        }
-        const int seen = atomicCAS(&parent[a], a, b);
-        if (seen == a) break;
-        a = root_of(parent, seen);
-        b = root_of(parent, b);
-    }
+    uf_unite<L2Parents>(parent, r, v);
 }
 
 // After all hooks: each node's label is its root. The walk only reads (root_of's path halving

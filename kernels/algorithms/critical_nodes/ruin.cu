@@ -5,11 +5,13 @@
 // hooked with atomics), then returns the cheapest deleted node (smallest join cost, smallest node
 // on ties) until k are deleted, as ruin.py's rounds do on the host, and keeps the set if better.
 #include "critical_nodes.cuh"
+#include "union_find.cuh"
 
 #define DELETED (-1)
 
-// Root of kept node v. Parents only move towards a root while threads hook (union below), so a
-// find that races a hook still ends at a root.
+// Root of kept node v, without a write (the regrowth hooks by size, so a root may sit under a
+// larger one there). Parents only move towards a root while threads hook, so a find that
+// races a hook still ends at a root.
 __device__ __forceinline__ int root_of(const int* parent, int v) {
     int p = parent[v];
     while (p != v) {
@@ -17,28 +19,6 @@ __device__ __forceinline__ int root_of(const int* parent, int v) {
         p = parent[v];
     }
     return v;
-}
-
-// Root of v halving its path on the way (only while no other thread moves a parent of this path
-// away from the root: the union phase, where parents only move up).
-__device__ __forceinline__ int find_halving(int* parent, int v) {
-    while (true) {
-        const int p = ((volatile int*)parent)[v];
-        if (p == v) return v;
-        const int g = ((volatile int*)parent)[p];
-        if (g == p) return p;
-        ((volatile int*)parent)[v] = g;
-        v = g;
-    }
-}
-
-__device__ void unite(int* parent, int u, int v) {
-    while (true) {
-        int a = find_halving(parent, u), b = find_halving(parent, v);
-        if (a == b) return;
-        if (a > b) { const int t = a; a = b; b = t; }
-        if (atomicCAS(&parent[b], b, a) == b) return;  // the larger root goes under the smaller
-    }
 }
 
 #define WARP_SEEN 128  // distinct neighbouring components a warp remembers per candidate
@@ -147,7 +127,7 @@ __device__ long long ruin_round(const long long* __restrict__ indptr,
         if (parent[v] == DELETED) continue;
         for (long long j = indptr[v]; j < indptr[v + 1]; ++j) {
             const int u = indices[j];
-            if (u > v && ((volatile int*)parent)[u] != DELETED) unite(parent, v, u);
+            if (u > v && ((volatile int*)parent)[u] != DELETED) uf_unite<SharedParents>(parent, v, u);
         }
     }
     __syncthreads();
