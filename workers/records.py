@@ -23,13 +23,13 @@ from rq.serializers import JSONSerializer
 
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.errors import JobCanceled
+from graphgpu.kernels.core.observability import bucket_label, durations_key
 from graphgpu.kernels.core.settings import Settings
 
 #: Seconds between two progress writes; cancel requests are seen at the same pace.
 PROGRESS_INTERVAL = 0.2
 #: Runs a job gets in all: a job whose worker is lost is queued again until it has had these.
 MAX_ATTEMPTS = 2
-
 
 
 def read(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None:
@@ -55,6 +55,25 @@ return redis.call('HGETALL', KEYS[1])
 """
 
 
+def claim_args(settings: Settings, job_id: str, worker: str,
+               heartbeat: dict[str, Any] | None = None) -> tuple[Any, ...]:
+    """The ``EVAL`` arguments of :func:`claim`, for a pipeline that claims in its own round
+    trip (the worker's start of a job, ``GraphWorker.prepare_execution``)."""
+    return (_CLAIM, 4, protocol.job_key(settings, job_id), protocol.running_key(settings),
+            protocol.worker_key(settings, worker), protocol.workers_key(settings), job_id,
+            json.dumps(worker), json.dumps(time.time()),
+            json.dumps(heartbeat or {"name": worker}),
+            int(settings.worker_dead_after_seconds * 1000), worker)
+
+
+def claimed(flat: list[Any]) -> dict[str, Any] | None:
+    """The record of a claim's answer (:func:`claim_args`); None if the job was no longer
+    queued."""
+    if not flat:
+        return None
+    return protocol.decode_record(dict(zip(flat[::2], flat[1::2], strict=True)))
+
+
 def claim(redis: Redis, settings: Settings, job_id: str, worker: str,
           heartbeat: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Move a queued job to running on ``worker``; None if it was canceled (or expired)
@@ -67,21 +86,16 @@ def claim(redis: Redis, settings: Settings, job_id: str, worker: str,
     own monitor beats first (a restarted worker's race). One round trip (a small job's whole
     run is about a millisecond), the record read back in it.
     """
-    flat = redis.eval(
-        _CLAIM, 4, protocol.job_key(settings, job_id), protocol.running_key(settings),
-        protocol.worker_key(settings, worker), protocol.workers_key(settings), job_id,
-        json.dumps(worker), json.dumps(time.time()), json.dumps(heartbeat or {"name": worker}),
-        int(settings.worker_dead_after_seconds * 1000), worker)
-    if not flat:
-        return None
-    return protocol.decode_record(dict(zip(flat[::2], flat[1::2], strict=True)))
+    return claimed(redis.eval(*claim_args(settings, job_id, worker, heartbeat)))
 
 
 #: Record a final status (ARGV[2], JSON) on job KEYS[1] if it runs (on worker ARGV[3], JSON;
 #: "" for any): 1, or 0 when it does not (then, if it has ended, it leaves the running set
 #: KEYS[2]). With it: the expiry, the admitted memory (KEYS[3]) released, the job dropped from
-#: its graph's set (key ARGV[6] .. graph id .. ARGV[7]) and the end published on ARGV[5] (the
-#: final record, as a JSON array of fields and values: a long-poll woken by it reads nothing).
+#: its graph's set (key ARGV[6] .. graph id .. ARGV[7]), its run time counted in the duration
+#: histogram KEYS[4] (fields ARGV[8] bucket, ARGV[9] sum, ARGV[10] count, ARGV[11] seconds;
+#: none when ARGV[8] is "") and the end published on ARGV[5] (the final record, as a JSON array
+#: of fields and values: a long-poll woken by it reads nothing). Record pairs from ARGV[12].
 _FINISH = """
 local current = redis.call('HMGET', KEYS[1], 'status', 'worker', 'graph_id')
 if current[1] ~= '"running"' then
@@ -91,13 +105,18 @@ end
 if ARGV[3] ~= '' and current[2] ~= ARGV[3] then
   return 0
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+redis.call('HSET', KEYS[1], unpack(ARGV, 12))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 local graph = current[3] and cjson.decode(current[3])
 if type(graph) == 'string' and graph ~= '' then
   redis.call('SREM', ARGV[6] .. graph .. ARGV[7], ARGV[1])
+end
+if ARGV[8] ~= '' then
+  redis.call('HINCRBY', KEYS[4], ARGV[8], 1)
+  redis.call('HINCRBYFLOAT', KEYS[4], ARGV[9], ARGV[11])
+  redis.call('HINCRBY', KEYS[4], ARGV[10], 1)
 end
 redis.call('PUBLISH', ARGV[5], cjson.encode(redis.call('HGETALL', KEYS[1])))
 return 1
@@ -112,24 +131,34 @@ def finish(
     *,
     fields: dict[str, Any],
     only_if_worker: str | None = None,
+    count: tuple[str, float] | None = None,
 ) -> bool:
     """Record a final status; returns False if the job had already finished.
 
     ``only_if_worker`` makes the change conditional on the job still running on that worker
-    (used when failing the jobs of a lost worker). One script, one round trip: the status,
-    expiry, released memory and the end's message (a waiter woken by it reads the end) change
-    together or not at all.
+    (used when failing the jobs of a lost worker). ``count`` (the algorithm and the job's
+    ``started_at``) counts the run, start to finish, in the duration histogram (``/metrics``)
+    in the same step: the worker that ran the job passes it, so that counting costs no read
+    of the record and no round trip after the job. One script, one round trip: the status, expiry, released memory, the
+    count and the end's message (a waiter woken by it reads the end) change together or not
+    at all.
     """
     record = {"status": status, "finished_at": time.time(), **fields}
     if status == "succeeded":
         record["progress"] = {"fraction": 1.0, "message": "done"}
+    histogram: tuple[Any, ...] = ("", "", "", "")
+    if count is not None:
+        seconds = max(0.0, record["finished_at"] - count[1])
+        series = "|".join((count[0], fields.get("backend") or "none", status))
+        histogram = (f"{series}|{bucket_label(seconds)}", f"{series}|sum", f"{series}|count",
+                     repr(seconds))
     # The graph's key around its id, spelled by the protocol (the id is read in the script).
     graph_key = protocol.graph_jobs_key(settings, "\0").split("\0")
     done = redis.eval(
-        _FINISH, 3, protocol.job_key(settings, job_id), protocol.running_key(settings),
-        protocol.admitted_key(settings), job_id, json.dumps(status),
+        _FINISH, 4, protocol.job_key(settings, job_id), protocol.running_key(settings),
+        protocol.admitted_key(settings), durations_key(settings), job_id, json.dumps(status),
         json.dumps(only_if_worker) if only_if_worker else "", settings.result_ttl,
-        protocol.job_done_channel(settings, job_id), *graph_key,
+        protocol.job_done_channel(settings, job_id), *graph_key, *histogram,
         *(item for key, value in record.items() for item in (key, json.dumps(value))))
     return bool(done)
 

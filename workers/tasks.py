@@ -169,11 +169,44 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     return ran_on
 
 
+def claim_with(pipe: Any, job_id: str) -> None:
+    """Queue the claim of ``job_id`` on ``pipe``, the worker's pipeline that starts the job
+    (``GraphWorker.prepare_execution``), so that the claim costs no round trip of its own;
+    :func:`claimed_with` takes its answer, which :func:`execute` then uses."""
+    ctx = current_context()
+    pipe.eval(*records.claim_args(ctx.settings, job_id, ctx.name, ctx.description()))
+
+
+def claimed_with(job_id: str, answer: list[Any]) -> None:
+    """Keep the answer of the claim that :func:`claim_with` queued, for :func:`execute` (the
+    only one kept: a worker runs one job at a time)."""
+    _claims.clear()
+    _claims[job_id] = records.claimed(answer)
+
+
+def ended(job_id: str) -> str | None:
+    """After the RQ job ``job_id``: the error code that :func:`execute` recorded for it (None:
+    none, or not a job it ran), so that the worker's report need not read the record; and a
+    claim :func:`execute` did not take (it never ran) is dropped, never used by a later
+    attempt of the same job."""
+    _claims.pop(job_id, None)
+    return _outcomes.pop(job_id, None)
+
+
+#: Claims made in the worker's pipeline that starts a job (records; None: not claimed).
+_claims: dict[str, dict[str, Any] | None] = {}
+#: Error codes of the jobs :func:`execute` ended, until :func:`outcome` takes them.
+_outcomes: dict[str, str | None] = {}
+
+
 def execute(job_id: str) -> None:
     """Run the job ``job_id`` (the RQ entry point; the job's spec is in its record)."""
     ctx = current_context()
-    record = records.claim(ctx.redis, ctx.settings, job_id, ctx.name,
-                           heartbeat=ctx.description())
+    if job_id in _claims:  # claimed in the worker's start of the job
+        record = _claims.pop(job_id)
+    else:
+        record = records.claim(ctx.redis, ctx.settings, job_id, ctx.name,
+                               heartbeat=ctx.description())
     if record is None:
         log.info("job %s was canceled or expired before it ran", job_id)
         return
@@ -214,8 +247,11 @@ def execute(job_id: str) -> None:
     timings["total_ms"] = (time.time() - record["created_at"]) * 1e3
     # only_if_worker: a worker wrongly taken for dead (its job queued again and taken by another)
     # must not overwrite the record of the attempt that now owns the job
+    _outcomes.clear()  # one kept: the worker's report takes it after each job
+    _outcomes[job_id] = (fields.get("error") or {}).get("code")
     if not records.finish(ctx.redis, ctx.settings, job_id, status, fields=fields,
-                          only_if_worker=ctx.name):
+                          only_if_worker=ctx.name,
+                          count=(record["algorithm"], record["started_at"])):
         log.warning("job %s %s here, but its record no longer says it runs here (this worker "
                     "was taken for lost): left as it is", job_id, status)
         return

@@ -1,4 +1,5 @@
-"""What a worker reports about itself besides its heartbeat: GPU memory and job durations.
+"""What a worker reports about itself besides its heartbeat: GPU memory (job durations are
+counted as each job is finished, ``records.finish``).
 
 The layout of both is in :mod:`graphgpu.kernels.core.observability`; the monitor merges the GPU
 memory into
@@ -8,14 +9,12 @@ the worker's heartbeat record (what ``/v1/workers`` shows) and ``/metrics`` read
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from redis import Redis
 
 from graphgpu.kernels.core import device
-from graphgpu.kernels.core.observability import bucket_label, durations_key, gpu_memory_key
+from graphgpu.kernels.core.observability import gpu_memory_key
 from graphgpu.kernels.core.settings import Settings
-from graphgpu.workers import records
 
 
 def gpu_memory() -> dict[str, int]:
@@ -44,25 +43,3 @@ def release_gpu_pool() -> None:
     """Hand the blocks CuPy's pool caches back to the driver (after running out of memory, so
     that fragments of the failed job do not stand in the way of the next one)."""
     device.cupy().get_default_memory_pool().free_all_blocks()
-
-
-def record_duration(redis: Redis, settings: Settings, job_id: str) -> dict[str, Any] | None:
-    """Count a finished job's run time (start to finish) in the duration histogram.
-
-    Returns
-    -------
-    dict or None
-        The job's record; None when it is gone.
-    """
-    record = records.read(redis, settings, job_id)
-    if not record or record.get("started_at") is None or record.get("finished_at") is None:
-        return record  # skipped (canceled before it ran) or expired
-    seconds = max(0.0, record["finished_at"] - record["started_at"])
-    series = "|".join((record["algorithm"], record.get("backend") or "none", record["status"]))
-    pipe = redis.pipeline()
-    key = durations_key(settings)
-    pipe.hincrby(key, f"{series}|{bucket_label(seconds)}", 1)
-    pipe.hincrbyfloat(key, f"{series}|sum", seconds)
-    pipe.hincrby(key, f"{series}|count", 1)
-    pipe.execute()
-    return record
