@@ -210,29 +210,76 @@ def _families(backend: Backend) -> dict[str, list[str]]:
     return groups
 
 
-def _shares(backends: list[Backend], processes: int) -> list[Share]:
-    """The compile pool's shares, longest first, so that no long share starts last: the
-    families with warm-up hooks (their hooks compile the most: critical_nodes' CPU share took
-    50 s of a 2-core VM's 86 s pool, started 25 s in), then the generators and parser (22 s
-    there), then the rest; GPU before CPU within each. Below :data:`FINE_PROCESSES` a share is a
-    family on one backend (the generators and parser one more), so that what a family's
-    algorithms share compiles once; from there an algorithm, a part of a warm-up hook, a
-    generator: on the GPU host (16 cores) the family shares' pool took 38.8 s, its longest
-    share 36.2 s, while most processes idled after 20 s (2026-11-27)."""
-    hooked = {name for name, algorithm in algorithms().items() if algorithm.warm_up is not None}
+def _shares(backends: list[Backend], processes: int,
+            seconds: dict[str, float] | None = None) -> list[Share]:
+    """The compile pool's shares, longest first (:func:`_longest_first`). Below
+    :data:`FINE_PROCESSES` a share is a family on one backend (the generators and parser one
+    more), so that what a family's algorithms share compiles once. From there, on the GPU, an
+    algorithm, a part of a warm-up hook, a generator: on the GPU host (16 cores) the family
+    shares' pool took 38.8 s, its longest share 36.2 s, while most processes idled after 20 s
+    (2026-11-27). The CPU keeps its family shares (and one of generators and parser), splitting
+    only the warm-up hooks whose parts compile apart there (``Algorithm.warm_up_split``): its
+    algorithms and generators share Numba helpers (the CSR build, DAG orientations, sorts), so
+    that the finer CPU shares took 92.1 s of work on the 2-core VM, each alone on empty caches,
+    against 35.1 s in one process (2026-11-27), while the longest CPU share, a hook's part,
+    stays the longest. ``seconds``: each share's time at the last pool run
+    (:func:`share_key`)."""
     shares: list[Share] = []
     for backend in backends:
         if processes < FINE_PROCESSES:
             shares += [(backend, tuple(names), None)
                        for names in [*_families(backend).values(), []]]
+        elif backend == "cpu":
+            shares += _hook_shares(backend) + [(backend, (), None)]
+        else:
+            for name, algorithm in algorithms().items():
+                parts = algorithm.warm_up_parts
+                shares += [(backend, (name,), part) for part in
+                           ((EXAMPLES, *parts) if parts else (None,))]
+            shares += [(backend, (), part) for part in (*GENERATOR_EXAMPLES, PARSER)]
+    return _longest_first(shares, seconds or {})
+
+
+def _hook_shares(backend: Backend) -> list[Share]:
+    # A family a share, but a family whose warm-up hook splits on this backend gives its
+    # examples one share and each part of the hook one more.
+    shares: list[Share] = []
+    for names in _families(backend).values():
+        split = [name for name in names if backend in algorithms()[name].warm_up_split
+                 and algorithms()[name].warm_up_parts]
+        if not split:
+            shares.append((backend, tuple(names), None))
             continue
-        for name, algorithm in algorithms().items():
-            parts = algorithm.warm_up_parts
-            shares += [(backend, (name,), part) for part in
-                       ((EXAMPLES, *parts) if parts else (None,))]
-        shares += [(backend, (), part) for part in (*GENERATOR_EXAMPLES, PARSER)]
-    return sorted(shares, key=lambda share: (0 if hooked & set(share[1]) else 2 if share[1]
-                                             else 1, share[0] != "gpu"))
+        shares.append((backend, tuple(names), EXAMPLES))
+        shares += [(backend, (name,), part) for name in split
+                   for part in algorithms()[name].warm_up_parts]
+        whole = [name for name in names if name not in split and algorithms()[name].warm_up]
+        shares += [(backend, (name,), None) for name in whole]  # runs its examples again
+    return shares
+
+
+def share_key(share: Share) -> str:
+    """A share's name in the pool's record of seconds (``backend:names:part``)."""
+    backend, names, part = share
+    return f"{backend}:{','.join(names)}:{part or ''}"
+
+
+def _longest_first(shares: list[Share], seconds: dict[str, float]) -> list[Share]:
+    # List scheduling starts the shares in this order, so a long share submitted late ends
+    # late: on the GPU host the longest (betweenness CPU 7.5 s, count_connected_subgraphs GPU
+    # 8.2 s, mis CPU 8.2 s) started at 17-20 s of a 24.6 s pool (2026-11-27). Shares timed at
+    # the last pool run (a start after a code change) go longest first; those never timed
+    # (a fresh clone: every share) first of all, in a fixed order that puts the likely longest
+    # first: the families with warm-up hooks, then the generators and parser, then the rest,
+    # GPU before CPU within each.
+    hooked = {name for name, algorithm in algorithms().items() if algorithm.warm_up is not None}
+
+    def rank(share: Share) -> tuple[float, int, bool]:
+        backend, names, _ = share
+        kind = 0 if hooked & set(names) else 2 if names else 1
+        return -seconds.get(share_key(share), float("inf")), kind, backend != "gpu"
+
+    return sorted(shares, key=rank)
 
 
 def _compile(backend: Backend, names: tuple[str, ...], part: str | None) -> float:
@@ -273,14 +320,19 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
     are logged, not raised: the worker's own :func:`warm_up` then meets (and reports) them, and
     no stamp is written. ``load``: this process also loads each share from the caches as its
     helper finishes, while the others still compile (the worker's own warm-up after the pool
-    took 6.6 s of a 48 s cold start on the GPU host, 2026-11-27; it then finds most loaded)."""
+    took 6.6 s of a 48 s cold start on the GPU host, 2026-11-27; it then finds most loaded).
+    Each stamp also keeps its shares' seconds, by which the next pool (after a change of code)
+    orders them."""
     marks: dict[Backend, str] = {}
+    seconds: dict[str, float] = {}  # each share's at the last pool run, from the stamps
     for backend in backends:
         mark = fingerprint(backend)
         try:
-            if json.loads(stamp_path(backend).read_text()).get("fingerprint") == mark:
+            stamp = json.loads(stamp_path(backend).read_text())
+            if stamp.get("fingerprint") == mark:
                 continue
-        except (OSError, ValueError):
+            seconds |= stamp.get("seconds", {})
+        except (OSError, ValueError, AttributeError, TypeError):
             pass
         marks[backend] = mark
     # A process per core: the API and Redis idle until ready. With one share per family the
@@ -295,13 +347,15 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_skip_teardown) as pool:
         futures = {pool.submit(_compile, *share): share
-                   for share in _shares(list(marks), processes)}
+                   for share in _shares(list(marks), processes, seconds)}
+        timed: dict[Backend, dict[str, float]] = {backend: {} for backend in marks}
         for future in as_completed(futures):
             backend, names, part = futures[future]
             what = (f"{', '.join(names) or 'generators and parser'}"
                     f"{f' ({part})' if part else ''} ({backend})")
             try:
-                log.info("compiled %s in %.1f s", what, future.result())
+                took = timed[backend][share_key(futures[future])] = future.result()
+                log.info("compiled %s in %.1f s", what, took)
             except Exception as exc:
                 failed = True
                 log.warning("compiling %s in a helper process failed: %s", what, exc)
@@ -319,7 +373,8 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
         stamp = stamp_path(backend)
         try:
             stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.write_text(json.dumps({"fingerprint": mark, "at": time.time()}))
+            stamp.write_text(json.dumps({"fingerprint": mark, "at": time.time(),
+                                         "seconds": timed[backend]}))
         except OSError as exc:  # a read-only install: compiles in parallel at every start
             log.warning("could not write %s: %s", stamp, exc)
     return True

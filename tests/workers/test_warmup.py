@@ -172,9 +172,11 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_many_cores_split_the_pool_finer(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """From FINE_PROCESSES processes a share is one algorithm, one part of a warm-up hook, one
-    generator or the parser, per backend: every algorithm's examples once, every hook part once,
-    the hooked algorithms first; below it, a family per share (the test above)."""
+    """From FINE_PROCESSES processes a GPU share is one algorithm, one part of a warm-up hook,
+    one generator or the parser; a CPU share stays a family (the generators and parser one),
+    but a hook that splits on the CPU gives each part a share, its examples one more. Every
+    algorithm's examples once per backend, every hook part once where it splits (elsewhere the
+    hook whole), the hooked algorithms first; below it, a family per share (the test above)."""
     monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
     pool = InProcessPool()
@@ -186,16 +188,49 @@ def test_many_cores_split_the_pool_finer(kernels: Path, monkeypatch: pytest.Monk
         mine = [(share, part) for each, share, part in pool.submitted if each == backend]
         examples = [share for share, part in mine if share and part in (None, warmup.EXAMPLES)]
         assert sorted(name for share in examples for name in share) == sorted(algorithms())
-        assert all(len(share) == 1 for share, _ in mine if share)
         for name, algorithm in algorithms().items():
-            assert sorted(part for share, part in mine if share == (name,) and part !=
-                          warmup.EXAMPLES) == sorted(algorithm.warm_up_parts or [None])
-        assert sorted(part for share, part in mine if not share) == sorted(
-            [*warmup.GENERATOR_EXAMPLES, warmup.PARSER])
-    assert algorithms()["critical_nodes"].warm_up_parts  # the split reaches a hook
+            split = backend in algorithm.warm_up_split and algorithm.warm_up_parts
+            assert sorted(part for share, part in mine if name in share and part not in (
+                None, warmup.EXAMPLES)) == sorted(algorithm.warm_up_parts if split else [])
+        inputs = sorted(part or "" for share, part in mine if not share)
+        if backend == "gpu":
+            assert all(len(share) == 1 for share, _ in mine if share)
+            assert inputs == sorted([*warmup.GENERATOR_EXAMPLES, warmup.PARSER])
+        else:
+            assert inputs == [""]  # generators and parser whole
+            louvain = next(share for share, _ in mine if "louvain" in share)
+            assert "leiden" in louvain  # one family, one share
+    assert "cpu" not in algorithms()["count_cliques"].warm_up_split
+    assert "cpu" in algorithms()["critical_nodes"].warm_up_split  # the split reaches a hook
     hooked = [any(algorithms()[name].warm_up for name in share)
               for _, share, _ in pool.submitted]
     assert hooked == sorted(hooked, reverse=True)
+
+
+def test_a_pool_after_a_change_of_code_starts_its_longest_shares_first(
+        kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each stamp keeps its shares' seconds; the next pool (the code changed: the stamp is
+    stale) submits the shares it timed longest first, and those it never timed before them."""
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
+    code = {"version": "one"}
+    monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"{code['version']}-{backend}")
+    pool = InProcessPool()
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
+    assert warmup.precompile("cpu", processes=warmup.FINE_PROCESSES) is True
+    shares = [(backend, share, part) for backend, share, part in pool.submitted]
+    stamp = json.loads(warmup.stamp_path("cpu").read_text())
+    assert sorted(stamp["seconds"]) == sorted(map(warmup.share_key, shares))
+    timed = dict(zip(map(warmup.share_key, shares), range(len(shares)), strict=True))
+    new = warmup.share_key(shares[0])
+    del timed[new]  # a share the last pool did not have
+    stamp["seconds"] = timed
+    warmup.stamp_path("cpu").write_text(json.dumps(stamp))
+    code["version"] = "two"
+    pool.submitted.clear()
+    assert warmup.precompile("cpu", processes=warmup.FINE_PROCESSES) is True
+    order = [warmup.share_key(share) for share in pool.submitted]
+    assert order[0] == new
+    assert order[1:] == sorted(timed, key=lambda key: -timed[key])
 
 
 def test_a_part_warms_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:

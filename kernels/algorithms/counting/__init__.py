@@ -79,7 +79,8 @@ COUNT_CONNECTED_SUBGRAPHS = register_algorithm(Algorithm(
 COUNT_CLIQUES = register_algorithm(Algorithm(
     name="count_cliques", params_model=CountParams, result_model=CountSummary,
     cpu=cpu.cliques_cpu, gpu=gpu.cliques_gpu, estimate=estimate.estimate_cliques,
-    warm_up=estimate.warm_up_cliques, warm_up_parts=estimate.WARM_UP_PARTS, directed="symmetrise",
+    warm_up=estimate.warm_up_cliques, warm_up_parts=estimate.WARM_UP_PARTS,
+    warm_up_split=("gpu",), directed="symmetrise",
     summary="Exact number of k-cliques (degeneracy-ordered DAG, bitmap search; k_max: every size "
             "up to k)."))
 COUNT_INDEPENDENT_SETS = register_algorithm(Algorithm(
