@@ -1,13 +1,21 @@
 """Admission of a job before it is queued: the algorithm and its parameters, the graph's
 directed rule, node parameters, the backend, and the cost and memory estimates.
 
-One :class:`Admission` serves one ``POST /v1/jobs``: it reads the graph's metadata once and the
-live workers once, and maps the stored graph (memory-mapped: an estimate pages in only the arrays
-it reads) only for an algorithm that makes an estimate. Memory is compared with what the workers
-have free less what the jobs already admitted and not finished are estimated to take
-(:meth:`graphgpu.service.jobs.JobStore.capacity`), so two jobs cannot both be admitted against
-the same free memory: the submit checks :attr:`Admission.needs` again in the one script that
-records the job (:meth:`graphgpu.service.jobs.JobStore.submit`).
+One :class:`Admission` serves one ``POST /v1/jobs``: it reads the graph's metadata once and maps
+the stored graph (memory-mapped: an estimate pages in only the arrays it reads) only for an
+algorithm that makes an estimate. Memory is compared with what the workers have free less what
+the jobs already admitted and not finished are estimated to take, in the one script that records
+the job (:meth:`graphgpu.service.jobs.JobStore.submit`), so two jobs cannot both be admitted
+against the same free memory.
+
+A job costs one round trip to Redis (issue 23): the workers are not read before that script,
+which checks what the admission assumed of them (whether a GPU worker is live, as the last
+admission saw; the memory :attr:`Admission.needs`) and, when that is wrong, records nothing and
+answers the workers as it read them (:meth:`graphgpu.service.jobs.JobStore.capacity`'s view).
+The checks are then made again on that view, refusing as they would have on a read before
+(409, 413, 422), and the script runs once more. A refusal is thus always decided on workers
+read by the request itself, and an admission without an earlier one to go by, or with an
+``Idempotency-Key``, reads the workers first (two round trips, as before).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from graphgpu.kernels.core.registry import (
 from graphgpu.kernels.core.settings import Settings
 from graphgpu.service.deps import AppState
 from graphgpu.service.errors import ApiError, Conflict, from_kernel_error
+from graphgpu.service.jobs import NoRoom
 from graphgpu.service.limits import (
     check_device_memory,
     check_host_memory,
@@ -144,16 +153,21 @@ class Admission:
         A graph the caller owns.
     requested : str
         ``auto``, ``cpu`` or ``gpu``.
+    read_workers : bool
+        Read the live workers before the checks (:meth:`JobStore.capacity`) even when the last
+        admission tells what to assume of them.
     """
 
     def __init__(self, st: AppState, algorithm: Algorithm, params: BaseModel, graph_id: str,
-                 requested: str) -> None:
+                 requested: str, *, read_workers: bool = False) -> None:
         self.st, self.algorithm, self.params = st, algorithm, params
         self.graph_id, self.requested = graph_id, requested
         self.meta = st.graphs.meta(graph_id)  # the one read of meta.json
-        self.workers = st.jobs.capacity()  # the one read of the live workers
+        #: Whether a GPU worker is assumed live (None: the workers are read instead).
+        self.assumed: bool | None = None if read_workers else st.jobs.gpu_live
+        #: The live workers (:meth:`JobStore.capacity`); None while only assumed.
+        self.workers = st.jobs.capacity() if self.assumed is None else None
         self._needs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # set by check()
-        self._memory: dict[str, int] = {}  # set by check()
 
     @cached_property
     def graph(self) -> Graph:
@@ -162,7 +176,8 @@ class Admission:
 
     def check(self) -> tuple[dict[str, Any] | None, dict[str, int]]:
         """Run every check; the estimate to record (None for none) and the memory to count
-        against later admissions (``host_bytes``, ``device_bytes``).
+        against later admissions (``host_bytes``, ``device_bytes``). While the workers are
+        only assumed, those of their checks are left to the script that records the job.
 
         Raises
         ------
@@ -175,8 +190,67 @@ class Admission:
         except KernelError as exc:
             raise from_kernel_error(exc, status=422) from None
         self._check_node_params()
+        if self.workers is None:
+            try:
+                return self._check_estimate()
+            except ApiError:  # refused for a backend only assumed: decide on the workers read
+                self.workers = self.st.jobs.capacity()
+        return self._check_workers()
+
+    def _check_workers(self) -> tuple[dict[str, Any] | None, dict[str, int]]:
+        """:meth:`check`'s checks of the backend and the estimate, on :attr:`workers`."""
         require_backend(self.workers, self.requested)
         return self._check_estimate()
+
+    def submit(self, **job: Any) -> tuple[dict[str, Any], bool]:
+        """Check the job (:meth:`check`), then record and queue it: :meth:`JobStore.submit`
+        with ``job``'s arguments (``params``, ``idempotency_key``, ``owner``, ``key_id``,
+        ``extra``), the estimate added to its ``extra``.
+
+        Returns
+        -------
+        record : dict
+        created : bool
+
+        Raises
+        ------
+        ApiError
+            As :meth:`check`, or :meth:`JobStore.submit` (429; 503 when the memory changed
+            while the job was admitted).
+        """
+        estimate, memory = self.check()
+        assumed = self.workers is None
+        try:
+            return self._record(estimate, memory, job, gpu_live=self._expected() if assumed
+                                else None)
+        except NoRoom as exc:
+            if not assumed:
+                self.check_memory(exc.workers)  # the 413 it would have given
+                raise
+            # The workers were not as assumed (or the memory is short): the checks again on
+            # those the script read, refusing as a read before them would have.
+            self.workers = exc.workers
+            estimate, memory = self._check_workers()
+        try:
+            return self._record(estimate, memory, job, gpu_live=None)
+        except NoRoom as exc:
+            self.check_memory(exc.workers)
+            raise
+
+    def _expected(self) -> bool | None:
+        """Whether a GPU worker must be live for this admission's checks to hold: one is for
+        ``backend=gpu``; ``auto`` chose its backend on :attr:`assumed`."""
+        if self.requested == "gpu":
+            return True
+        return self.assumed if self.requested == "auto" else None
+
+    def _record(self, estimate: dict[str, Any] | None, memory: dict[str, int],
+                job: dict[str, Any], gpu_live: bool | None) -> tuple[dict[str, Any], bool]:
+        extra = {**({"estimate": estimate} if estimate else {}), **(job.get("extra") or {})}
+        return self.st.jobs.submit(**{**job, "extra": extra or None}, kind="algorithm",
+                                   name=self.algorithm.name, graph_id=self.graph_id,
+                                   backend=self.requested, memory=memory, needs=self.needs,
+                                   gpu_live=gpu_live)
 
     def _check_node_params(self) -> None:
         if not self.algorithm.node_params:
@@ -201,6 +275,8 @@ class Admission:
         live."""
         if self.requested in ("cpu", "gpu"):
             return "cpu" if self.requested == "cpu" else "gpu"
+        if self.workers is None:
+            return "gpu" if self.assumed else "cpu"
         return "gpu" if any(w["backend"] == "gpu" for w in self.workers) else "cpu"
 
     def estimate(self, backend: Backend) -> Estimate:
@@ -261,9 +337,10 @@ class Admission:
         host = {} if estimate.host_bytes is not None else {  # (a default, not recorded)
             "host_bytes": default_host_bytes(self.meta, estimate.result_bytes)}
         self._needs = ({**record, **host}, record)
-        self.check_memory(self.workers)
-        memory = self._memory = {k: int(v) for k, v in {**record, **host}.items()
-                                 if k in ("host_bytes", "device_bytes") and v is not None}
+        if self.workers is not None:  # else the script that records the job checks it
+            self.check_memory(self.workers)
+        memory = {k: int(v) for k, v in {**record, **host}.items()
+                  if k in ("host_bytes", "device_bytes") and v is not None}
         # A CPU job without an estimate of its own records none (its default is not shown).
         shown = self.algorithm.estimate is not None or backend == "gpu"
         return (record if shown else None), memory

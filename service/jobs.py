@@ -48,7 +48,7 @@ local function admitted_memory(prefix, ended)
 end
 """
 
-#: Admission's one read (:meth:`JobStore.capacity`): the memory (JSON ``host_bytes``,
+#: The read of the workers (:meth:`JobStore.capacity`): the memory (JSON ``host_bytes``,
 #: ``device_bytes``) of the admitted jobs KEYS[1] whose records (ARGV[1] .. id) are still queued
 #: or running, summed (entries of jobs ended, ARGV[4..], or expired are forgotten), and the
 #: heartbeat records (ARGV[2] .. name .. ARGV[3]) of the workers of KEYS[2] that have one, as
@@ -72,22 +72,24 @@ return {string.format('%.0f', host), string.format('%.0f', device), workers}
 #: admitted jobs KEYS[1] and the live workers of KEYS[2] are read as :data:`_CAPACITY` reads
 #: them; the job is refused, nothing written, when no worker has ARGV[6] host bytes (``""``:
 #: none asked) free less that memory (among workers that report it), or no GPU worker ARGV[7]
-#: device bytes: {0, host, device, workers} as :data:`_CAPACITY` returns them. Then, with a cap
+#: device bytes, or whether a GPU worker is live is not ARGV[12] (``"1"``, ``"0"``; ``""``: not
+#: asked): {0, host, device, workers} as :data:`_CAPACITY` returns them. Then, with a cap
 #: (ARGV[8] > 0), the slots of the key's active jobs KEYS[3] still queued or running (records'
 #: ``slots``, else 1) plus this job's ARGV[9] must fit under it, else {-1}. Then its record
 #: KEYS[4], its entries in the indexes KEYS[5] and KEYS[6] (score ARGV[5]), in its graph's set
 #: KEYS[7] (if ARGV[11] is "1"), its memory ARGV[10] among the admitted (unless ``""``), its id
-#: among the key's active jobs, and RQ's writes of its enqueue: {1}. After ARGV[12] and the
-#: ended statuses it counts come the record's field/value count and pairs, then the number of
-#: RQ's commands and each as its length and words.
+#: among the key's active jobs, and RQ's writes of its enqueue: {1, 1 if a GPU worker is live
+#: else 0}. After ARGV[13] and the ended statuses it counts come the record's field/value count
+#: and pairs, then the number of RQ's commands and each as its length and words.
 _ADMIT = _ADMITTED_MEMORY + """
 local prefix, job = ARGV[1], ARGV[4]
-local nended = tonumber(ARGV[12])
+local nended = tonumber(ARGV[13])
 local ended = {}
-for i = 13, 12 + nended do ended[cjson.encode(ARGV[i])] = true end
+for i = 14, 13 + nended do ended[cjson.encode(ARGV[i])] = true end
 local host, device = admitted_memory(prefix, ended)
 local workers = {}
 local best_host, best_device
+local gpu_live = false
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   local raw = redis.call('GET', ARGV[2] .. name .. ARGV[3])
   if raw then
@@ -96,6 +98,7 @@ for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
     local worker = cjson.decode(raw)
     local free = tonumber(worker.host_free_bytes)
     if free then best_host = math.max(best_host or 0, free - host, 0) end
+    if worker.backend == 'gpu' then gpu_live = true end
     free = tonumber(worker.gpu_free_bytes)
     if free and worker.backend == 'gpu' then
       best_device = math.max(best_device or 0, free - device, 0)
@@ -104,7 +107,8 @@ for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
 end
 local need_host, need_device = tonumber(ARGV[6]), tonumber(ARGV[7])
 if (need_host and best_host and need_host > best_host)
-    or (need_device and best_device and need_device > best_device) then
+    or (need_device and best_device and need_device > best_device)
+    or (ARGV[12] ~= '' and (ARGV[12] == '1') ~= gpu_live) then
   return {0, string.format('%.0f', host), string.format('%.0f', device), workers}
 end
 local limit = tonumber(ARGV[8])
@@ -120,7 +124,7 @@ if limit > 0 then
   end
   if active > limit then return {-1} end
 end
-local at = 13 + nended
+local at = 14 + nended
 local fields = tonumber(ARGV[at])
 redis.call('HSET', KEYS[4], unpack(ARGV, at + 1, at + fields))
 redis.call('ZADD', KEYS[5], ARGV[5], job)
@@ -134,7 +138,7 @@ for _ = 1, tonumber(ARGV[at]) do
   redis.call(unpack(ARGV, at + 2, at + 1 + words))
   at = at + 1 + words
 end
-return {1}
+return {1, gpu_live and 1 or 0}
 """
 
 
@@ -166,7 +170,12 @@ class JobStore:
         self.redis = redis
         self.settings = settings
         self._queues: dict[str, Queue] = {}
-        self._admit = redis.register_script(_ADMIT)  # EVALSHA: the script is sent once
+        # EVALSHA (the text again only after a NOSCRIPT): each script is sent once.
+        self._admit = redis.register_script(_ADMIT)
+        self._capacity = redis.register_script(_CAPACITY)
+        #: Whether a GPU worker was live at the last admission (None before the first): what
+        #: the next ``backend=auto`` job assumes, which the script that admits it checks.
+        self.gpu_live: bool | None = None
 
     def _key(self, job_id: str) -> str:
         return protocol.job_key(self.settings, job_id)
@@ -229,13 +238,16 @@ class JobStore:
         extra: dict[str, Any] | None = None,
         memory: dict[str, int] | None = None,
         needs: dict[str, int] | None = None,
+        gpu_live: bool | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Record and queue a job owned by tenant ``owner``, counted against API key ``key_id``.
 
         ``memory`` (``host_bytes``, ``device_bytes``; else those of ``extra["estimate"]``) is
         counted against later admissions until the job finishes (:meth:`capacity`). ``needs``
         (``host_bytes``: on some worker; ``device_bytes``: on some GPU worker) must be free,
-        less that of the jobs already admitted, when the job is admitted (:data:`_ADMIT`).
+        less that of the jobs already admitted, when the job is admitted (:data:`_ADMIT`);
+        so must ``gpu_live`` (whether a GPU worker is live; None: not checked), which lets an
+        admission that assumed it (:attr:`gpu_live`) skip its own read of the workers.
 
         Returns
         -------
@@ -246,17 +258,18 @@ class JobStore:
         Raises
         ------
         NoRoom
-            ``needs`` did not fit (nothing is recorded or queued then).
+            ``needs`` did not fit, or ``gpu_live`` was wrong (nothing is recorded or queued
+            then).
         ApiError
             429 when the key has too many jobs queued or running (nothing is queued then).
         """
-        body = json.dumps([kind, name, graph_id, params, backend], sort_keys=True)
-        body_hash = hashlib.sha256(body.encode()).hexdigest()
         job_id = uuid.uuid4().hex
         # Per tenant: another tenant's key must neither clash with nor reveal this one.
         idem_key = (self.settings.key("idempotency", owner, idempotency_key)
                     if idempotency_key else None)
-        if idem_key:
+        if idem_key:  # the body's hash only here: a job without a key needs none
+            body = json.dumps([kind, name, graph_id, params, backend], sort_keys=True)
+            body_hash = hashlib.sha256(body.encode()).hexdigest()
             claim = json.dumps({"job_id": job_id, "hash": body_hash})
             if not self.redis.set(idem_key, claim, nx=True, ex=self.settings.result_ttl):
                 earlier = json.loads(self.redis.get(idem_key) or "{}")
@@ -299,7 +312,8 @@ class JobStore:
             self.settings.key("job", ""), *protocol.worker_key(self.settings, "\0").split("\0"),
             job_id, repr(now), needs.get("host_bytes", ""), needs.get("device_bytes", ""),
             self.settings.max_active_jobs_per_key, int(record.get("slots") or 1),
-            json.dumps(memory) if memory else "", "1" if graph_id else "", len(ended), *ended,
+            json.dumps(memory) if memory else "", "1" if graph_id else "",
+            "" if gpu_live is None else str(int(gpu_live)), len(ended), *ended,
             len(fields), *fields, len(rq_writes),
             *(word for args in rq_writes for word in (len(args), *args))])
         if int(answer[0]) != 1:
@@ -308,6 +322,7 @@ class JobStore:
             if int(answer[0]) == 0:
                 raise NoRoom(self._workers(*answer[1:]))
             raise too_many_jobs(self.settings.max_active_jobs_per_key)
+        self.gpu_live = bool(int(answer[1]))
         return record, True
 
     def _queue(self, backend: str) -> Queue:
@@ -397,16 +412,16 @@ class JobStore:
         (entries of jobs that ended or expired are forgotten; a running job may already hold
         part of it, so this errs on the side of refusing). One round trip (:data:`_CAPACITY`).
         """
-        host, device, flat = self.redis.eval(
-            _CAPACITY, 2, protocol.admitted_key(self.settings),
-            protocol.workers_key(self.settings), self.settings.key("job", ""),
-            *protocol.worker_key(self.settings, "\0").split("\0"), *sorted(protocol.FINISHED))
+        host, device, flat = self._capacity(keys=[
+            protocol.admitted_key(self.settings), protocol.workers_key(self.settings)], args=[
+            self.settings.key("job", ""), *protocol.worker_key(self.settings, "\0").split("\0"),
+            *sorted(protocol.FINISHED)])
         return self._workers(host, device, flat)
 
-    @staticmethod
-    def _workers(host: Any, device: Any, flat: list[Any]) -> list[dict[str, Any]]:
+    def _workers(self, host: Any, device: Any, flat: list[Any]) -> list[dict[str, Any]]:
         """:meth:`capacity`'s workers from a script's answer: the memory of the admitted jobs
-        (``host``, ``device``) and the heartbeat records as name, record pairs."""
+        (``host``, ``device``) and the heartbeat records as name, record pairs; whether a GPU
+        worker is live among them is kept (:attr:`gpu_live`)."""
         committed = {"host_bytes": int(host), "device_bytes": int(device)}
         workers = [json.loads(value) for _, value in sorted(zip(flat[::2], flat[1::2],
                                                                 strict=True))]
@@ -415,6 +430,7 @@ class JobStore:
                                 ("gpu_free_bytes", "device_bytes")):
                 if worker.get(free) is not None:
                     worker[free] = max(0, int(worker[free]) - committed[taken])
+        self.gpu_live = any(w.get("backend") == "gpu" for w in workers)
         return workers
 
     def live_workers(self) -> list[dict[str, Any]]:

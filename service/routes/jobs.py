@@ -16,7 +16,6 @@ from graphgpu.service.admission import Admission, algorithm_and_params, graph_la
 from graphgpu.service.deps import AppState, State, Who
 from graphgpu.service.errors import NotFound, check_id
 from graphgpu.service.job_ends import JobEnds
-from graphgpu.service.jobs import NoRoom
 from graphgpu.service.limits import job_slots
 from graphgpu.service.schemas import (
     ErrorBody,
@@ -74,23 +73,16 @@ def submit_job(
     algorithm, params = algorithm_and_params(body.algorithm, body.params, st.settings, labels)
     if not visible:
         raise NotFound(f"graph {body.graph_id!r} does not exist", field="graph_id")
-    admission = Admission(st, algorithm, params, body.graph_id, body.backend)
-    estimate, memory = admission.check()
-    try:  # memory checked again and the job recorded as one step
-        record, created = st.jobs.submit(
-            kind="algorithm", name=algorithm.name, graph_id=body.graph_id,
-            params=params.model_dump(mode="json"), backend=body.backend,
-            idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
-            extra={**({"estimate": estimate} if estimate else {}),
-                   **({"labelled": True, "label_params": {  # params as given: labels
-                       **params.model_dump(mode="json"), **body.params}}
-                      if labels is not None else {}),
-                   **job_slots(algorithm, params, st.settings)} or None,
-            memory=memory, needs=admission.needs,
-        )
-    except NoRoom as exc:
-        admission.check_memory(exc.workers)  # the 413 it would have given
-        raise
+    # With an Idempotency-Key the workers are read first: a replay is refused as before when
+    # they changed (no GPU worker left), rather than answered by the script's check.
+    admission = Admission(st, algorithm, params, body.graph_id, body.backend,
+                          read_workers=idempotency_key is not None)
+    given = params.model_dump(mode="json")
+    record, created = admission.submit(  # checked, then recorded with its memory in one step
+        params=given, idempotency_key=idempotency_key, owner=who.tenant, key_id=who.key_id,
+        extra={**({"labelled": True, "label_params": {**given, **body.params}}  # as given
+                  if labels is not None else {}),
+               **job_slots(algorithm, params, st.settings)})
     response.status_code = 202 if created else 200
     response.headers["Location"] = f"/v1/jobs/{record['id']}"
     return job_out(record)
