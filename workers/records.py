@@ -139,9 +139,9 @@ def finish(
     (used when failing the jobs of a lost worker). ``count`` (the algorithm and the job's
     ``started_at``) counts the run, start to finish, in the duration histogram (``/metrics``)
     in the same step: the worker that ran the job passes it, so that counting costs no read
-    of the record and no round trip after the job. One script, one round trip: the status, expiry, released memory, the
-    count and the end's message (a waiter woken by it reads the end) change together or not
-    at all.
+    of the record and no round trip after the job. One script, one round trip: the status,
+    expiry, released memory, the count and the end's message (a waiter woken by it reads the
+    end) change together or not at all.
     """
     record = {"status": status, "finished_at": time.time(), **fields}
     if status == "succeeded":

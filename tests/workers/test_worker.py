@@ -21,7 +21,7 @@ from graphgpu.kernels.core.settings import Settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.workers import __main__ as worker_main
 from graphgpu.workers import context as context_module
-from graphgpu.workers import tasks
+from graphgpu.workers import records, tasks
 from graphgpu.workers.__main__ import HEARTBEAT_SLACK, GraphWorker
 from graphgpu.workers.context import WorkerContext
 
@@ -96,6 +96,9 @@ def test_a_small_job_costs_the_worker_six_round_trips(env, monkeypatch: pytest.M
         finally:
             counting[0] = False
 
+    # A job that outlasts the progress interval (a first compile on a loaded machine) also
+    # writes its progress: a round trip of slow jobs, not of this path.
+    monkeypatch.setattr(records, "PROGRESS_INTERVAL", 3600.0)
     monkeypatch.setattr(Connection, "send_packed_command", counted)
     monkeypatch.setattr(worker, "execute_job", execute_job)
     worker.work(burst=True)
