@@ -169,6 +169,12 @@ def _run_generator(ctx: WorkerContext, record: dict[str, Any], backend: Backend,
     return ran_on
 
 
+#: Claims made in the worker's pipeline that starts a job (records; None: not claimed).
+_claims: dict[str, dict[str, Any] | None] = {}
+#: Error codes of the jobs :func:`execute` ended, until :func:`ended` takes them.
+_outcomes: dict[str, str | None] = {}
+
+
 def claim_with(pipe: Any, job_id: str) -> None:
     """Queue the claim of ``job_id`` on ``pipe``, the worker's pipeline that starts the job
     (``GraphWorker.prepare_execution``), so that the claim costs no round trip of its own;
@@ -191,12 +197,6 @@ def ended(job_id: str) -> str | None:
     attempt of the same job."""
     _claims.pop(job_id, None)
     return _outcomes.pop(job_id, None)
-
-
-#: Claims made in the worker's pipeline that starts a job (records; None: not claimed).
-_claims: dict[str, dict[str, Any] | None] = {}
-#: Error codes of the jobs :func:`execute` ended, until :func:`outcome` takes them.
-_outcomes: dict[str, str | None] = {}
 
 
 def execute(job_id: str) -> None:

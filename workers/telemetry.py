@@ -2,8 +2,8 @@
 counted as each job is finished, ``records.finish``).
 
 The layout of both is in :mod:`graphgpu.kernels.core.observability`; the monitor merges the GPU
-memory into
-the worker's heartbeat record (what ``/v1/workers`` shows) and ``/metrics`` reads both.
+memory into the worker's heartbeat record (what ``/v1/workers`` shows), and ``/metrics`` reads
+both.
 """
 
 from __future__ import annotations

@@ -233,7 +233,7 @@ def _shares(backends: list[Backend], processes: int,
             shares += _hook_shares(backend) + [(backend, (), None)]
         else:
             for name, algorithm in algorithms().items():
-                parts = algorithm.warm_up_parts
+                parts = algorithm.warm_up_parts if backend in algorithm.warm_up_split else ()
                 shares += [(backend, (name,), part) for part in
                            ((EXAMPLES, *parts) if parts else (None,))]
             shares += [(backend, (), part) for part in (*GENERATOR_EXAMPLES, PARSER)]
