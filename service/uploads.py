@@ -180,5 +180,10 @@ def load_upload_path(jobs: JobStore, settings: Settings, stop: threading.Event,
             log.info("upload path loaded in %.2f s", time.perf_counter() - start)
         except Exception:  # the first upload loads it instead; readiness must not wait for ever
             log.exception("loading the upload path failed")
+        # Start-up's objects (routes, models, the registry, compiled code) live as long as the
+        # API: out of the collector's reach, so that a full collection during a request (and
+        # give_back_memory's) walks only what requests made.
+        gc.collect()
+        gc.freeze()
         loaded.set()
         return
