@@ -340,12 +340,9 @@ class GpuImprover:
             *args, cp.asarray(flags.ravel()), np.int32(chains),
             np.uint64(self.seed * 1_000_003 + self.calls)))
         # A fixed number of moves per chain (restarts from its best after ``patience`` idle
-        # moves), so that a batch's outcome depends on the seed only: the driver's, the CPU's
-        # cap (20 patiences). At 3 patiences, 30 s, seed 0 / 1, the 4-H100 host with six runs
-        # a card: WS250 +21.4% / +20.8% above best-known, 23 generations; at 10 +7.6% (seed
-        # 0), at 20 +5.9% / +6.9%, 2 generations; ca-HepTh 60 s +1.8% both, ca-GrQc 30 s
-        # +1.0% / +1.8% (+1.9% at 3 in another call: within the runs' spread), the other
-        # instances level (bench/results/cnd.md, round 11).
+        # moves), so that a batch's outcome depends on the seed only: the driver's, as the
+        # CPU's chains take. Capped at 3 patiences, WS250 ended 30 s at +21.4% above
+        # best-known; at these 20, +5.9% (bench/results/cnd.md, round 11).
         done, batch = 0, 1  # grows to ~20 ms launches
         while done < moves and time.perf_counter() < deadline:
             self.tick()
