@@ -24,7 +24,7 @@ from graphgpu.kernels.algorithms.critical_nodes.gpu_ruin import (
     GpuDescent,
     descent_bytes,
     descent_chains,
-    fits,
+    on_gpu_chains,
 )
 from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star
 from graphgpu.kernels.algorithms.critical_nodes.memetic import population_starts
@@ -285,8 +285,8 @@ def memetic_device_bytes(graph: Graph, k: int) -> int:
     """Device memory of a memetic run on an H100: the swap chains' pool, the first descent's
     chains (where it runs on the GPU), the graph."""
     n = graph.n
-    descent = (descent_chains(n, k, DEFAULT_SMS, on_gpu=False) * descent_bytes(k)
-               if fits(n, k, on_gpu=False) else 0)
+    descent = (descent_chains(n, k, DEFAULT_SMS, on_gpu=False) * descent_bytes(n, k, on_gpu=False)
+               if on_gpu_chains(graph, k, on_gpu=False) else 0)
     return memetic_chains(n, k) * chain_bytes(n, k) + descent + graph.nbytes()
 
 
@@ -309,13 +309,14 @@ class GpuImprover:
         self.tick: Callable[[], Any] = lambda: None  # called between launches (cancel checks)
         #: Called with each better set of the descent as it comes (the memetic driver's offer).
         self.report: Callable[[int, np.ndarray], Any] | None = None
-        self.descent = (GpuDescent(graph, k, seed) if fits(n, k)
+        self.descent = (GpuDescent(graph, k, seed) if on_gpu_chains(graph, k)
                         else FirstDescent(graph, k, seed))
 
     def descend(self, nodes: np.ndarray, deadline: float) -> np.ndarray:
         """``nodes`` after the first descent: chains of ruin-and-regrow rounds, a block each
-        (:class:`.gpu_ruin.GpuDescent`), where a chain's state fits in shared memory, else the
-        host's rounds (:class:`.ruin.FirstDescent`; the summary's ``descent_on`` says which).
+        (:class:`.gpu_ruin.GpuDescent`), where a chain's round is short (state in shared memory,
+        or in global memory up to ~25M nodes and arcs), else the host's rounds
+        (:class:`.ruin.FirstDescent`; the summary's ``descent_on`` says which).
         A swap chain is one warp walking a component, ~100 ms a move on ca-CondMat's giant
         (+846% above best-known at 5 s without the descent). The swap chains then improve its
         sets."""

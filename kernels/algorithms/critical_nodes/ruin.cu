@@ -83,6 +83,7 @@ __device__ long long warp_join_cost(const long long* __restrict__ indptr,
 // keeps an exact key while the giant grows). The cheapest key is recomputed; it is taken once its
 // key is exact, else its key is set and the next cheapest tried. (A cost may also fall, when two
 // of a candidate's neighbouring components join: its key then passes it, unlike the host's.)
+template <class Parents>
 __device__ long long ruin_round(const long long* __restrict__ indptr,
                                 const int* __restrict__ indices, int n, int k, const int* best,
                                 const int* __restrict__ pool, const long long* __restrict__ cum,
@@ -127,7 +128,7 @@ __device__ long long ruin_round(const long long* __restrict__ indptr,
         if (parent[v] == DELETED) continue;
         for (long long j = indptr[v]; j < indptr[v + 1]; ++j) {
             const int u = indices[j];
-            if (u > v && ((volatile int*)parent)[u] != DELETED) uf_unite<SharedParents>(parent, v, u);
+            if (u > v && Parents::load(&parent[u]) != DELETED) uf_unite<Parents>(parent, v, u);
         }
     }
     __syncthreads();
@@ -226,23 +227,19 @@ __device__ long long ruin_round(const long long* __restrict__ indptr,
     return total;
 }
 
-// ``rounds`` rounds in every block, each from the block's best set (``sets``, ``objectives``),
-// kept when better; ``restart``: every block's best is ``start`` first. The parents, sizes,
-// deleted candidates, their keys and the warps' lists of components seen live in the block's
-// shared memory (dynamic: 8 n + 4 + 12 (k + hi) + 4 WARP_SEEN warps bytes): a round is a chain
-// of dependent loads (finds, costs).
-extern "C" __global__ void cnd_ruin_rounds(
-    const long long* __restrict__ indptr, const int* __restrict__ indices, int n, int k,
-    const int* __restrict__ start, long long start_objective, int restart,
-    const int* __restrict__ pool, const long long* __restrict__ cum, int pool_size, int lo,
-    int hi, unsigned long long seed, int rounds, long long* objectives, int* sets) {
-    extern __shared__ long long shared[];
+// ``rounds`` rounds of one block's chain, each from the block's best set (``sets``,
+// ``objectives``), kept when better; ``restart``: every block's best is ``start`` first. The
+// parents, sizes, deleted candidates and their keys are in shared memory
+// (:func:`cnd_ruin_rounds`) or in the block's slice of a global scratch
+// (:func:`cnd_ruin_rounds_global`); a round is a chain of dependent loads (finds, costs).
+template <class Parents>
+__device__ void ruin_chain(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                           int n, int k, const int* __restrict__ start, long long start_objective,
+                           int restart, const int* __restrict__ pool,
+                           const long long* __restrict__ cum, int pool_size, int lo, int hi,
+                           unsigned long long seed, int rounds, long long* objectives, int* sets,
+                           long long* key, int* parent, int* csize, int* cand, int* seen) {
     const int b = blockIdx.x;
-    long long* key = shared;  // by candidate
-    int* parent = (int*)(key + k + hi);
-    int* csize = parent + n;  // by root + 1
-    int* cand = csize + n + 1;
-    int* seen = cand + k + hi;  // WARP_SEEN a warp
     int* best = sets + (size_t)b * k;
     if (restart) {
         for (int i = threadIdx.x; i < k; i += blockDim.x) best[i] = start[i];
@@ -251,9 +248,9 @@ extern "C" __global__ void cnd_ruin_rounds(
     }
     unsigned long long rng = mix(seed ^ ((unsigned long long)b * GOLDEN));  // same in all threads
     for (int round = 0; round < rounds; ++round) {
-        const long long objective = ruin_round(indptr, indices, n, k, best, pool, cum,
-                                               pool_size, lo, hi, rng, parent, csize, cand,
-                                               seen, key);
+        const long long objective = ruin_round<Parents>(indptr, indices, n, k, best, pool, cum,
+                                                        pool_size, lo, hi, rng, parent, csize,
+                                                        cand, seen, key);
         if (objective < objectives[b]) {
             for (int i = threadIdx.x; i < k; i += blockDim.x) best[i] = cand[i];
             __syncthreads();
@@ -261,4 +258,36 @@ extern "C" __global__ void cnd_ruin_rounds(
         }
         __syncthreads();
     }
+}
+
+#define RUIN_ARGS                                                                              \
+    const long long* __restrict__ indptr, const int* __restrict__ indices, int n, int k,        \
+        const int* __restrict__ start, long long start_objective, int restart,                 \
+        const int* __restrict__ pool, const long long* __restrict__ cum, int pool_size, int lo, \
+        int hi, unsigned long long seed, int rounds, long long* objectives, int* sets
+#define RUIN_PASS                                                                              \
+    indptr, indices, n, k, start, start_objective, restart, pool, cum, pool_size, lo, hi, seed, \
+        rounds, objectives, sets
+
+// A chain's state in shared memory (dynamic: 8 n + 4 + 12 (k + hi) + 4 WARP_SEEN warps bytes).
+extern "C" __global__ void cnd_ruin_rounds(RUIN_ARGS) {
+    extern __shared__ long long shared[];
+    long long* key = shared;  // by candidate
+    int* parent = (int*)(key + k + hi);
+    int* csize = parent + n;  // by root + 1
+    int* cand = csize + n + 1;
+    int* seen = cand + k + hi;  // WARP_SEEN a warp
+    ruin_chain<SharedParents>(RUIN_PASS, key, parent, csize, cand, seen);
+}
+
+// A chain's state in its block's ``stride`` bytes of ``scratch`` (graphs whose state does not
+// fit in shared memory), the warps' lists of components seen in shared memory.
+extern "C" __global__ void cnd_ruin_rounds_global(RUIN_ARGS, unsigned char* scratch,
+                                                  long long stride) {
+    __shared__ int seen[WARP_SEEN * 32];  // 32 warps: blocks of up to 1,024 threads
+    long long* key = (long long*)(scratch + blockIdx.x * stride);
+    int* parent = (int*)(key + k + hi);
+    int* csize = parent + n;
+    int* cand = csize + n + 1;
+    ruin_chain<L2Parents>(RUIN_PASS, key, parent, csize, cand, seen);
 }

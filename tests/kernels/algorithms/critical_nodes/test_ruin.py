@@ -130,14 +130,16 @@ def test_gpu_memetic_descends_on_the_gpu_on_a_large_giant() -> None:
     assert small.summary["descent_on"] is None
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
-def test_gpu_descent_gives_valid_better_sets_with_exact_objectives() -> None:
-    """Chains of GPU rounds from a CND* set: every set reported is a k-set whose pairs, counted
-    by NetworkX, are what was reported, each better than the last; the result no worse than
-    the start; the same seed gives the same sets (the launches end by their stall count)."""
-    from graphgpu.kernels.algorithms.critical_nodes.gpu_ruin import GpuDescent
+def descent_outcomes(state: str, monkeypatch: pytest.MonkeyPatch) -> list[np.ndarray]:
+    """Two GPU descents (seed 3) from a CND* set, the chains' state in ``shared`` or
+    ``global`` memory (forced, with 64 chains either way): every set reported is a k-set whose
+    pairs, counted by NetworkX, are what was reported, each better than the last; the result no
+    worse than the start. Their results."""
+    from graphgpu.kernels.algorithms.critical_nodes import gpu_ruin
 
+    monkeypatch.setattr(gpu_ruin, "descent_chains", lambda *args, **kwargs: 64)
+    if state == "global":
+        monkeypatch.setattr(gpu_ruin, "in_shared", lambda *args, **kwargs: False)
     g = nx.disjoint_union_all([nx.barabasi_albert_graph(500, 2, seed=5),
                                nx.random_regular_graph(3, 300, seed=1), nx.star_graph(40)])
     graph = from_nx(g)
@@ -146,7 +148,7 @@ def test_gpu_descent_gives_valid_better_sets_with_exact_objectives() -> None:
     outcomes = []
     for _ in range(2):
         reports: list[tuple[int, np.ndarray]] = []
-        descent = GpuDescent(graph, k, 3, least=1)
+        descent = gpu_ruin.GpuDescent(graph, k, 3, least=1)
         nodes = descent(start, math.inf, lambda: None,
                         lambda o, s, out=reports: out.append((o, s)))
         assert descent.ran_on == "gpu" and descent.rounds > 0
@@ -157,7 +159,31 @@ def test_gpu_descent_gives_valid_better_sets_with_exact_objectives() -> None:
             assert objective == pairs_left(g, set(found.tolist())) < last
             last = objective
         outcomes.append(nodes)
-    assert np.array_equal(outcomes[0], outcomes[1])
+    return outcomes
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_descent_gives_valid_better_sets_with_exact_objectives(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chains of GPU rounds in shared memory: valid sets, exact objectives; the same seed gives
+    the same sets (the launches end by their stall count)."""
+    first, second = descent_outcomes("shared", monkeypatch)
+    assert np.array_equal(first, second)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_descent_in_global_memory_takes_the_same_steps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chains' state in global memory (graphs past shared memory), blocks of
+    ``GLOBAL_THREADS``: valid sets, exact objectives, and the sets of the same chains in shared
+    memory (a round's outcome does not depend on where its state lives or on the block's size)."""
+    in_global = descent_outcomes("global", monkeypatch)
+    monkeypatch.undo()
+    in_shared = descent_outcomes("shared", monkeypatch)
+    assert np.array_equal(in_global[0], in_global[1])
+    assert np.array_equal(in_global[0], in_shared[0])
 
 
 def canceled_in_descent(solve: Callable[..., Any], descent: type, endless: Callable[[], Any]
@@ -220,3 +246,31 @@ def test_descent_reports_its_better_sets_as_they_come() -> None:
     for objective, nodes in seen:
         assert objective == pairs_left(g, set(nodes.tolist()))
     assert seen[-1][0] == pairs_left(g, set(out.tolist()))
+
+
+def test_gpu_descent_past_shared_memory_keeps_its_chains_in_global_memory() -> None:
+    """Where two chains' state passes a multiprocessor's shared memory (H100 figures, no device
+    needed), the GPU still descends while a round is short: a chain a multiprocessor, each in
+    its slice of a global scratch, which the memetic's memory estimate counts; a graph whose
+    round would be long descends on the host, and its estimate counts no chains."""
+    from graphgpu.kernels.algorithms.critical_nodes import gpu_ruin
+    from graphgpu.kernels.algorithms.critical_nodes.gpu import memetic_device_bytes
+
+    ring = from_nx(nx.cycle_graph(30_000))
+    k = 3_000
+    assert not gpu_ruin.in_shared(ring.n, k, on_gpu=False)
+    # One chain a multiprocessor in shared memory: global memory's wider blocks instead.
+    assert gpu_ruin.shared_bytes(20_000, 2_000) <= gpu_ruin.SHARED_BYTES
+    assert not gpu_ruin.in_shared(20_000, 2_000, on_gpu=False)
+    assert gpu_ruin.in_shared(5_000, 500, on_gpu=False)
+    assert gpu_ruin.on_gpu_chains(ring, k, on_gpu=False)
+    chains = gpu_ruin.descent_chains(ring.n, k, 132, on_gpu=False)
+    assert chains == 132 * gpu_ruin.GLOBAL_CHAINS_PER_SM
+    state = gpu_ruin.state_bytes(ring.n, k)
+    assert state >= 8 * ring.n and state % 256 == 0
+    assert gpu_ruin.descent_bytes(ring.n, k, on_gpu=False) == 4 * k + 8 + state
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gpu_ruin, "ROUND_SECONDS_MAX", 0.0)
+        without = memetic_device_bytes(ring, k)
+        assert not gpu_ruin.on_gpu_chains(ring, k, on_gpu=False)
+    assert memetic_device_bytes(ring, k) - without >= chains * state
