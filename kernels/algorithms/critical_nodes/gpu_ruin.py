@@ -111,9 +111,9 @@ def descent_bytes(n: int, k: int, on_gpu: bool = True) -> int:
 
 
 def descent_chains(n: int, k: int, sms: int, on_gpu: bool = True) -> int:
-    """Chains (blocks of :data:`THREADS`) of a launch: as many as the multiprocessors hold at
-    once, by shared memory, or :data:`GLOBAL_CHAINS_PER_SM` a multiprocessor in global memory
-    (within :data:`GLOBAL_SCRATCH_BYTES`)."""
+    """Chains (blocks) of a launch: as many as the multiprocessors hold at once, by shared
+    memory (blocks of :data:`THREADS`), or :data:`GLOBAL_CHAINS_PER_SM` a multiprocessor in
+    global memory (blocks of :data:`GLOBAL_THREADS`, within :data:`GLOBAL_SCRATCH_BYTES`)."""
     if in_shared(n, k, on_gpu):
         return sms * min(4, shared_limit(on_gpu) // shared_bytes(n, k))
     return max(1, min(sms * GLOBAL_CHAINS_PER_SM, GLOBAL_SCRATCH_BYTES // state_bytes(n, k)))
@@ -160,7 +160,6 @@ class GpuDescent:
         self.calls += 1
         if self.sizes.max() < max(self.least, 2):  # (2: a pool with arcs to draw by)
             return nodes
-        self.ran_on = "gpu"
         dg = on_device(graph)
         chains = descent_chains(n, k, cuda.sm_count())
         if in_shared(n, k):
@@ -191,6 +190,7 @@ class GpuDescent:
                 np.uint64((self.seed * _SEED_STEP + self.calls) * _SEED_STEP + launch),
                 np.int32(rounds), objectives, sets, *state), shared_mem=shared)
             found = objectives.get()
+            self.ran_on = "gpu"
             self.rounds += rounds * chains
             winner = int(np.argmin(found))  # the first of equals: the seed fixes the choice
             restart = found[winner] < best_objective
