@@ -149,6 +149,33 @@ def _gather(keys, key_w, starts, kept, indptr, shift, indices, arc_weights, t, t
 
 
 @njit(cache=True, nogil=True)
+def _scan_ends(src, dst, out, t, threads):
+    """Share ``t``'s smallest and largest id of ``src`` and of ``dst``, and its self-loops."""
+    m = src.shape[0]
+    src_low = dst_low = np.int64(0x7FFFFFFFFFFFFFFF)
+    src_high = dst_high = -src_low - 1
+    loops = 0
+    for e in range(m * t // threads, m * (t + 1) // threads):
+        a, b = src[e], dst[e]
+        src_low, src_high = min(src_low, a), max(src_high, a)
+        dst_low, dst_high = min(dst_low, b), max(dst_high, b)
+        loops += a == b
+    out[t, 0], out[t, 1], out[t, 2], out[t, 3], out[t, 4] = (
+        src_low, src_high, dst_low, dst_high, loops)
+
+
+def edge_ends(src: np.ndarray, dst: np.ndarray) -> tuple[int, int, int, int, int]:
+    """``(src.min(), src.max(), dst.min(), dst.max(), (src == dst).sum())`` of two int64
+    arrays of one length (at least 1) in one pass on all cores: an upload's checks made seven
+    passes of one thread over its edges (about 15% of a 104 MB npz upload on 16 cores)."""
+    threads = _threads(src.shape[0])
+    out = np.empty((threads, 5), np.int64)
+    _run(_scan_ends, threads, src, dst, out)
+    return (int(out[:, 0].min()), int(out[:, 1].max()), int(out[:, 2].min()),
+            int(out[:, 3].max()), int(out[:, 4].sum()))
+
+
+@njit(cache=True, nogil=True)
 def _mark(present, ids, t, threads):
     m = ids.shape[0]
     for e in range(m * t // threads, m * (t + 1) // threads):

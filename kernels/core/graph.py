@@ -244,24 +244,31 @@ def build_graph(
             raise InvalidInput("weights must be finite numbers (NaN or inf found)", field="weights")
     if edges_read == 0 and extra.size == 0:
         raise InvalidInput("the graph is empty: no edges and no nodes", code="empty_graph")
-    for ids in (src, dst, extra):
-        if ids.size and ids.min() < 0:
+    src_low, src_high, dst_low, dst_high, self_loops = (
+        csr.edge_ends(src, dst) if edges_read else (0, -1, 0, -1, 0))
+    ranges = [(src_low, src_high), (dst_low, dst_high)]
+    if extra.size:
+        ranges.append((int(extra.min()), int(extra.max())))
+    for low, high in ranges:
+        if low < 0:
             raise InvalidInput("node ids must be non-negative integers", field="node")
-        if ids.size and ids.max() > settings.max_node_id:
-            raise LimitExceeded(
-                f"node id {int(ids.max())} exceeds the limit {settings.max_node_id}",
-                field="node", code="node_id_too_large",
-            )
+        if high > settings.max_node_id:
+            raise LimitExceeded(f"node id {high} exceeds the limit {settings.max_node_id}",
+                                field="node", code="node_id_too_large")
 
-    loops = src == dst
-    self_loops = int(loops.sum())
-    keep = ~loops
     # Each edge as given ("lo -> hi" is the arc of a directed graph; an undirected CSR takes
-    # both ends' rows, so no min/max is needed), without copies when there are no self-loops.
-    lo, hi = (src[keep], dst[keep]) if self_loops else (src, dst)
-    w = None if weights is None else weights[keep] if self_loops else weights
+    # both ends' rows, so no min/max is needed), without copies when there are no self-loops
+    # (their nodes stay, as extra nodes).
+    lo, hi, w, looped = src, dst, weights, extra
+    if self_loops:
+        loops = src == dst
+        keep = ~loops
+        lo, hi = src[keep], dst[keep]
+        w = None if weights is None else weights[keep]
+        looped = np.concatenate([extra, src[loops]])
 
-    node_ids, lo_i, hi_i = _relabel(lo, hi, np.concatenate([extra, src[loops]]))
+    top = max(high for _, high in ranges)  # every id, also those of the loops
+    node_ids, lo_i, hi_i = _relabel(lo, hi, looped, top)
     n = int(node_ids.shape[0])
     if n > settings.max_nodes:
         raise LimitExceeded(f"{n} nodes exceed the limit {settings.max_nodes}",
@@ -343,9 +350,10 @@ _DENSE_RELABEL_FACTOR = 8
 _OUTLIER_SHARE = 1 / 8
 
 
-def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
+def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray, top: int
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted distinct original ids, and ``lo``/``hi`` as internal ids (their ranks).
+    """Sorted distinct original ids, and ``lo``/``hi`` as internal ids (their ranks); ``top``
+    is the largest id among them (-1: none).
 
     Dense ids (the usual case: 0..n-1 with gaps) use a lookup table, which is O(m) with no
     sort or binary search. Ids past the table's bound are ranked apart, after the table's, by
@@ -354,7 +362,6 @@ def _relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray
     sort); sparse ids (hashes, huge values) are all sorted.
     """
     arrays = (lo, hi, extra)
-    top = max((int(a.max()) for a in arrays if a.size), default=-1)
     bound = _DENSE_RELABEL_FACTOR * (2 * lo.size + extra.size) + (1 << 20)
     if top < bound:
         return csr.dense_relabel(lo, hi, extra, top)
