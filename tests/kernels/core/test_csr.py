@@ -59,3 +59,15 @@ def test_buckets_of_one_row_and_a_node_without_edges() -> None:
     assert indptr.tolist() == [0, 2, 4, 6, 6]
     assert indices.tolist() == [1, 2, 0, 2, 0, 1]
     assert weights.tolist() == [0.5, 2.0, 0.5, 1.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("m", [1, 7, 200_000])
+def test_edge_ends_match_numpy(m: int) -> None:
+    """The ids' extremes and self-loops of one pass equal NumPy's, negative ids included, on
+    one thread's share and on several."""
+    rng = np.random.default_rng(m)
+    src = rng.integers(-5, 1_000, m)
+    dst = rng.integers(-3, 1_200, m)
+    dst[::11] = src[::11]
+    assert csr.edge_ends(src, dst) == (int(src.min()), int(src.max()), int(dst.min()),
+                                       int(dst.max()), int((src == dst).sum()))
