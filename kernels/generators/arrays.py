@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.errors import LimitExceeded
 from graphgpu.kernels.core.registry import EdgeSet, ProgressFn
 from graphgpu.kernels.core.settings import get_settings
@@ -110,7 +111,7 @@ def gnp_indices(xp: Any, rng: Any, total: int, p: float, progress: ProgressFn) -
         # inversion of Geometric(p) on {1, 2, ...}; clipped so that huge gaps cannot overflow
         gaps = xp.minimum(xp.floor(xp.log1p(-u) / log_q), float(total)).astype(xp.int64) + 1
         idx = last + xp.cumsum(gaps)
-        inside = int((idx < total).sum())  # idx increases, so these are a prefix
+        inside = reductions.count_true(idx < total)  # idx increases: these are a prefix
         pieces.append(idx[:inside])
         if inside < chunk:
             return pieces

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from graphgpu.kernels.core import csr
+from graphgpu.kernels.core import csr, reductions
 from graphgpu.kernels.core.device import cupy
 from graphgpu.kernels.core.errors import LimitExceeded
 from graphgpu.kernels.core.graph import (
@@ -35,7 +35,7 @@ def arc_keys(xp: Any, src: Any, dst: Any, n: int) -> tuple[Any, int]:
     """Both arcs of every edge but the self-loops as 64-bit keys ``row * n + column``, and the
     number of self-loops."""
     keep = src != dst
-    loops = int(src.size - int(keep.sum()))
+    loops = int(src.size) - reductions.count_true(keep)
     return xp.concatenate([(src * n + dst)[keep], (dst * n + src)[keep]]), loops
 
 

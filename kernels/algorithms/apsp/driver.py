@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from graphgpu.kernels.algorithms.common import pruning
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -177,7 +178,7 @@ def run(graph: Graph, params: Any, progress: ProgressFn, xp: Any,
     reachable = dist >= 0 if p.unreachable < 0 else xp.isfinite(dist)
     summary: dict[str, Any] = {
         "n": graph.n, "method": p.method, "dtype": p.dtype.name,
-        "reachable_pairs": int(xp.count_nonzero(reachable)) - graph.n,
+        "reachable_pairs": reductions.count_true(reachable) - graph.n,
         "diameter": float(xp.where(reachable, dist, 0).max()),
         **pruning.summary_fields(params.prune, pruned)}
     del reachable

@@ -21,6 +21,7 @@ import numpy as np
 from graphgpu.kernels.algorithms.apsp import driver
 from graphgpu.kernels.algorithms.apsp.driver import TILE, Plan, initial_matrix
 from graphgpu.kernels.algorithms.common import bitset_bfs
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
@@ -126,7 +127,7 @@ def integer_kind(indptr: Any, indices: Any, weight: Any, n: int, p: Plan) -> str
     cp = cupy()
     top = 0.0
     if weight.shape[0]:
-        if not bool((weight == cp.floor(weight)).all()):
+        if not reductions.all_true(weight == cp.floor(weight)):
             return None
         top = float(weight.max())
     longest = top * (n - 1)

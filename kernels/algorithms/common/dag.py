@@ -32,6 +32,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
@@ -233,7 +234,7 @@ def degree_dag(xp: Any, indptr: Any, indices: Any) -> tuple[Any, Any]:
     tail, head = rank[src], rank[indices]
     up = head > tail
     key = xp.sort((tail[up] << 32) | head[up])
-    counts = xp.bincount(key >> 32, minlength=n)
+    counts = reductions.bincount(key >> 32, n)
     dptr = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(counts, dtype=xp.int64)])
     return dptr, (key & 0xFFFFFFFF).astype(xp.int32)
 

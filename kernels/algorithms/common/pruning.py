@@ -32,6 +32,7 @@ import numba
 import numpy as np
 from pydantic import Field
 
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import DeviceGraph, cupy, on_device
 from graphgpu.kernels.core.graph import Graph
@@ -276,7 +277,7 @@ def core_csr(xp: Any, indptr: Any, indices: Any, removed: Any) -> tuple[Any, Any
     arcs = int(indices.shape[0])
     row = xp.searchsorted(indptr, xp.arange(arcs, dtype=indptr.dtype), side="right") - 1
     keep = alive[row] & alive[indices]
-    counts = xp.bincount(row[keep], minlength=n)[alive]
+    counts = reductions.bincount(row[keep], n)[alive]
     core_indptr = xp.zeros(core_ids.shape[0] + 1, dtype=xp.int64)
     xp.cumsum(counts, out=core_indptr[1:])
     return core_ids, core_indptr, rank[indices[keep]].astype(xp.int32)

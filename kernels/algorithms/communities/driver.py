@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -136,7 +137,7 @@ def aggregate_sorted(xp: Any, rows: Any, indices: Any, w: Any, group: Any, count
     pairs, weight = _segment_sums(xp, key, w)
     new_rows = pairs // count
     new_indptr = xp.zeros(count + 1, dtype=xp.int64)
-    new_indptr[1:] = xp.cumsum(xp.bincount(new_rows, minlength=count))
+    new_indptr[1:] = xp.cumsum(reductions.bincount(new_rows, count))
     return new_indptr, (pairs % count).astype(xp.int32), weight
 
 
@@ -223,7 +224,7 @@ def _move(xp: Any, ops: Ops, level: tuple[Any, ...], comm: Any, params: Any, m2:
     indptr, indices, w, k = level
     n = int(indptr.shape[0]) - 1
     sigma = _community_totals(xp, comm, k, n)
-    size = xp.bincount(comm, minlength=n).astype(xp.int32)
+    size = reductions.bincount(comm, n).astype(xp.int32)
     ops.local_move(indptr, indices, w, comm, k, sigma, size, None, params.resolution, m2, salt,
                    MAX_SWEEPS, divisor)
 
@@ -232,7 +233,7 @@ def _community_totals(xp: Any, comm: Any, k: Any, n: int) -> Any:
     """Each community's total of ``k`` (int64, ``n`` communities). Every partial sum is an
     integer of at most 2**FIXED_BITS (the total weight), so bincount's float64 sums are exact in
     any order: no sort of the labels (9 ms of a Leiden run on rmat20)."""
-    return xp.bincount(comm, weights=k.astype(xp.float64), minlength=n).astype(xp.int64)
+    return reductions.bincount(comm, n, k).astype(xp.int64)
 
 
 def _number(xp: Any, labels: Any) -> Any:

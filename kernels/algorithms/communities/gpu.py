@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.communities import driver
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.cuda import grid_for, kernels
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
@@ -122,7 +123,7 @@ def aggregate(indptr: Any, indices: Any, w: Any, group: Any, count: int
     arcs = int(indices.shape[0])
     degree = (indptr[1:] - indptr[:-1]).astype(cp.float64)  # exact below 2**53
     start = cp.zeros(count + 1, dtype=cp.int64)
-    start[1:] = cp.cumsum(cp.bincount(group, weights=degree, minlength=count).astype(cp.int64))
+    start[1:] = cp.cumsum(reductions.bincount(group, count, degree).astype(cp.int64))
     keys = cp.full(max(2 * arcs, 1), -1, dtype=cp.int32)
     vals = cp.zeros(max(2 * arcs, 1), dtype=cp.int64)
     distinct = cp.zeros(count, dtype=cp.int64)

@@ -24,6 +24,7 @@ import numpy as np
 from graphgpu.kernels.algorithms.common import dag
 from graphgpu.kernels.algorithms.counting import driver
 from graphgpu.kernels.algorithms.counting.esu import connected_items
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.cuda import kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.errors import LimitExceeded
@@ -224,7 +225,7 @@ def dag_counts(dptr: Any, dadj: Any, kmax: int, lo_size: int, progress: Progress
     classes = _root_class(outdeg[items[:, 0]])
     order = cp.argsort((classes.astype(cp.int64) << 32) + items[:, 1])[::-1]
     items = items[order]
-    sizes = cp.bincount(classes, minlength=len(CLIQUE_WORDS_PER_LANE)).get()
+    sizes = reductions.bincount(classes, len(CLIQUE_WORDS_PER_LANE)).get()
     stop, stop_all = 0, int(items.shape[0])
     for cls in reversed(range(len(CLIQUE_WORDS_PER_LANE))):
         start, stop = stop, stop + int(sizes[cls])

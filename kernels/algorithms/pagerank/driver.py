@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -72,7 +73,7 @@ def prepare(graph: Graph, params: Any, arrays: dict[str, Any], xp: Any = np
         out_weight = xp.diff(indptr).astype(xp.float64)
     else:
         src = xp.searchsorted(indptr, xp.arange(weights.shape[0]), side="right") - 1
-        out_weight = xp.bincount(src, weights=weights, minlength=n).astype(xp.float64)
+        out_weight = reductions.bincount(src, n, weights)
     dangling = out_weight == 0
     inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out_weight))
     p = _distribution(graph, params.personalization, "personalization", xp)
@@ -100,5 +101,6 @@ def run(graph: Graph, params: Any, progress: ProgressFn, arrays: dict[str, Any],
     progress(1.0, "pagerank: done")
     return AlgorithmResult(
         summary={"alpha": params.alpha, "iterations": iterations, "converged": converged,
-                 "residual": residual, "dangling_nodes": int(state["dangling"].sum())},
+                 "residual": residual,
+                 "dangling_nodes": reductions.count_true(state["dangling"])},
         node_values={"pagerank": rank})

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.registry import AlgorithmResult
 
 
@@ -27,8 +28,8 @@ def number_components(xp: Any, smallest: Any) -> tuple[Any, Any]:
     n = smallest.shape[0]
     is_root = smallest == xp.arange(n, dtype=smallest.dtype)
     number = (xp.cumsum(is_root, dtype=xp.int64) - 1)[smallest]
-    count = int(is_root.sum())
-    sizes = xp.bincount(number, minlength=count) if n else xp.zeros(0, xp.int64)
+    count = reductions.count_true(is_root)
+    sizes = reductions.bincount(number, count) if n else xp.zeros(0, xp.int64)
     return number, sizes
 
 

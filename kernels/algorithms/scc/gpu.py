@@ -14,6 +14,7 @@ from typing import Any
 
 from graphgpu.kernels.algorithms.common.in_csr import device_in_csr
 from graphgpu.kernels.algorithms.scc import driver
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.cuda import grid_for, kernels, sm_count
 from graphgpu.kernels.core.device import cupy, on_device
 from graphgpu.kernels.core.graph import Graph
@@ -64,7 +65,7 @@ def labels(graph: Graph, progress: ProgressFn) -> Any:
                                              label, flag))
             if not int(flag.get()[0]):
                 break
-            now = int((label < 0).sum())
+            now = reductions.count_true(label < 0)
             trimmed, left = left - now, now
             if trimmed < TRIM_SHARE * max(left, 1) or not left:
                 break

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.common import direction, pruning
+from graphgpu.kernels.core import reductions
 from graphgpu.kernels.core.errors import InvalidInput
 from graphgpu.kernels.core.graph import Graph
 from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
@@ -56,7 +57,7 @@ def bfs(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: BfsSolve
     summary: dict[str, Any] = {"source": params.source}
     if params.sources is not None:
         summary["sources"] = int(sources.shape[0])
-    summary.update(reached=int(xp.count_nonzero(level >= 0)), max_level=int(level.max()),
+    summary.update(reached=reductions.count_true(level >= 0), max_level=int(level.max()),
                    **pruning.summary_fields(params.prune, pruned))
     progress(1.0, "bfs: done")
     return AlgorithmResult(summary=summary, node_values={"level": level, "parent": parent},
@@ -97,6 +98,6 @@ def components(graph: Graph, params: Any, progress: ProgressFn, xp: Any, core: C
         label, sizes = whole()
     progress(1.0, "connected_components: done")
     summary = {"count": int(sizes.shape[0]), "largest": int(sizes.max()),
-               "isolated": int(xp.count_nonzero(sizes == 1)),
+               "isolated": reductions.count_true(sizes == 1),
                **pruning.summary_fields(params.prune, pruned)}
     return AlgorithmResult(summary=summary, node_values={"label": label}, arrays={"sizes": sizes})
