@@ -107,6 +107,8 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None,
         if part in (None, EXAMPLES):
             for graph in graphs:
                 run_examples(algorithm, graph, backend, skewed=graph is not graphs[0])
+            if algorithm.directed == "native":
+                run_examples(algorithm, directed_graph(), backend, skewed=False)
         if algorithm.warm_up is not None and part is None:
             algorithm.warm_up(backend)
         elif part in algorithm.warm_up_parts:
@@ -120,6 +122,17 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None,
             device.reserve_upload_buffers()
         seconds["inputs"] = time.perf_counter() - start
     return seconds
+
+
+@cache
+def directed_graph() -> Graph:
+    """A directed graph of 64 nodes (a cycle and a chord from each node, in- and out-degrees
+    of 1 to 3) for the examples of the algorithms that run on directed graphs as they are:
+    their directed code (the in-CSR, reverse passes) compiled on a worker's first directed job
+    otherwise (bfs on a 200-node graph, H100, 2026-11-27)."""
+    ring = np.arange(64)
+    return simple_graph(np.concatenate([ring, ring]),
+                        np.concatenate([np.roll(ring, 1), (7 * ring + 3) % 64]), directed=True)
 
 
 @cache

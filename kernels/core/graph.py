@@ -299,13 +299,14 @@ def build_graph(
 
 
 def simple_graph(src: np.ndarray, dst: np.ndarray,
-                 extra_nodes: np.ndarray | None = None) -> Graph:
-    """The graph :func:`build_graph` gives for unweighted, undirected edges (the same arrays:
-    loops dropped, their nodes kept, duplicates merged, ids relabelled in ascending order, rows
-    sorted), built with NumPy alone, without the limits' checks: for small trusted graphs where
-    no compiled code may be needed. Worker warm-up builds its graphs with it: in a first start's
-    compile pool every process built its own and compiled the CSR builder's Numba code to do it,
-    about 10 s in each of the 15 processes on the GPU host (2026-11-26)."""
+                 extra_nodes: np.ndarray | None = None, directed: bool = False) -> Graph:
+    """The graph :func:`build_graph` gives for unweighted edges (the same arrays: loops
+    dropped, their nodes kept, duplicates merged, ids relabelled in ascending order, rows
+    sorted; ``directed``: arcs ``src -> dst``), built with NumPy alone, without the limits'
+    checks: for small trusted graphs where no compiled code may be needed. Worker warm-up builds
+    its graphs with it: in a first start's compile pool every process built its own and compiled
+    the CSR builder's Numba code to do it, about 10 s in each of the 15 processes on the GPU
+    host (2026-11-26)."""
     src = np.asarray(src, dtype=ID_DTYPE).ravel()
     dst = np.asarray(dst, dtype=ID_DTYPE).ravel()
     extra = np.zeros(0, ID_DTYPE) if extra_nodes is None else np.asarray(extra_nodes, ID_DTYPE)
@@ -314,6 +315,9 @@ def simple_graph(src: np.ndarray, dst: np.ndarray,
     lo, hi = np.searchsorted(node_ids, src), np.searchsorted(node_ids, dst)
     keep = lo != hi
     lo, hi = lo[keep], hi[keep]
+    if directed:
+        arcs = np.unique(lo * n + hi)
+        return _directed_csr(arcs // n, arcs % n, None, node_ids)
     arcs = np.unique(np.concatenate([lo * n + hi, hi * n + lo]))
     indptr = np.zeros(n + 1, OFFSET_DTYPE)
     np.cumsum(np.bincount(arcs // n, minlength=n), out=indptr[1:])

@@ -144,3 +144,9 @@ def test_simple_graph_is_what_build_graph_gives() -> None:
             a, b = getattr(built, name), getattr(want, name)
             assert a.dtype == b.dtype and np.array_equal(a, b), name
         assert built.weights is None and not built.directed
+    built, want = simple_graph(src, dst, extra, directed=True), build_graph(
+        src, dst, extra_nodes=extra, directed=True)[0]
+    for name in ("indptr", "indices", "node_ids", "in_indptr", "in_indices"):
+        a, b = getattr(built, name), getattr(want, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert built.directed and built.weights is None and built.in_weights is None
