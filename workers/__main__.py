@@ -39,7 +39,7 @@ from graphgpu.kernels.core.settings import get_settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.workers import remote, telemetry
 from graphgpu.workers.context import WorkerContext, install
-from graphgpu.workers.warmup import precompile, use_kernel_cache, warm_up
+from graphgpu.workers.warmup import precompile, reserve_buffers, use_kernel_cache, warm_up
 
 __all__ = ["GraphWorker", "main", "pulse", "wait_for_redis", "warm_up"]
 
@@ -226,9 +226,16 @@ def main(argv: list[str] | None = None) -> int:
         stdin=subprocess.PIPE, start_new_session=True)
     assert monitor.stdin is not None
     if settings.worker_warm_up:
-        precompile(*backends, load=True)
+        # A first start runs every share here as the pool finishes it: for those backends the
+        # whole warm-up again took 3.3 s after the pool (H100 host, 2026-11-27) to load nothing.
+        ready = precompile(*backends, load=True)
         for each in backends:
             start = time.perf_counter()
+            if each in ready:
+                reserve_buffers(each)
+                log.info("warm-up (%s): every share ran during the compile pool; buffers in "
+                         "%.1f s", each, time.perf_counter() - start)
+                continue
             seconds = warm_up(each)
             slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
             log.info("warm-up (%s) in %.1f s; slowest: %s", each, time.perf_counter() - start,

@@ -117,11 +117,17 @@ def warm_up(backend: Backend, names: tuple[str, ...] | None = None,
     if names is None:
         start = time.perf_counter()
         warm_up_inputs(backend)
-        if backend == "gpu":
-            device.reserve_staging(STAGING_BYTES)
-            device.reserve_upload_buffers()
+        reserve_buffers(backend)
         seconds["inputs"] = time.perf_counter() - start
     return seconds
+
+
+def reserve_buffers(backend: Backend) -> None:
+    """The part of :func:`warm_up` that compiles nothing: on the GPU, the pinned staging buffer
+    results leave through and the upload buffers."""
+    if backend == "gpu":
+        device.reserve_staging(STAGING_BYTES)
+        device.reserve_upload_buffers()
 
 
 @cache
@@ -326,16 +332,24 @@ def stamp_path(backend: Backend) -> Path:
     return KERNELS / "__pycache__" / "graphgpu-warm-up-cpu.json"
 
 
-def precompile(*backends: Backend, processes: int | None = None, load: bool = False) -> bool:
+def precompile(*backends: Backend, processes: int | None = None,
+               load: bool = False) -> set[Backend]:
     """Fill the compiled-code caches of ``backends`` in one pool (shares as :func:`_shares`
     makes them, of the backends whose stamps are not current) unless their stamps say they are
-    filled for this code, or there are too few cores to gain; returns whether it ran. Failures
-    are logged, not raised: the worker's own :func:`warm_up` then meets (and reports) them, and
-    no stamp is written. ``load``: this process also loads each share from the caches as its
-    helper finishes, while the others still compile (the worker's own warm-up after the pool
-    took 6.6 s of a 48 s cold start on the GPU host, 2026-11-27; it then finds most loaded).
-    Each stamp also keeps its shares' seconds, by which the next pool (after a change of code)
-    orders them."""
+    filled for this code, or there are too few cores to gain. Failures are logged, not raised:
+    the worker's own :func:`warm_up` then meets (and reports) them, and no stamp is written.
+    ``load``: this process also runs each share (from the caches) as its helper finishes,
+    while the others still compile (the worker's own warm-up after the pool took 6.6 s of a
+    48 s cold start on the GPU host, 2026-11-27). Each stamp also keeps its shares' seconds, by
+    which the next pool (after a change of code) orders them.
+
+    Returns
+    -------
+    set of str
+        The backends whose every share the pool compiled (and, with ``load``, this process ran
+        too: together the shares are :func:`warm_up`'s work but :func:`reserve_buffers`); empty
+        when the pool did not run.
+    """
     marks: dict[Backend, str] = {}
     seconds: dict[str, float] = {}  # each share's at the last pool run, from the stamps
     for backend in backends:
@@ -353,9 +367,10 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
     # with the shares of an earlier layout two processes had been slower, 93 s against 59 s).
     processes = processes or min(MAX_PROCESSES, len(os.sched_getaffinity(0)))
     if not marks or processes < 2:
-        return False
+        return set()
     start = time.perf_counter()
-    failed = False
+    failed: set[Backend] = set()
+    unloaded: set[Backend] = set()
     # spawn, not fork: each child starts CUDA and Numba's threads of its own
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_skip_teardown) as pool:
@@ -370,13 +385,14 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
                 took = timed[backend][share_key(futures[future])] = future.result()
                 log.info("compiled %s in %.1f s", what, took)
             except Exception as exc:
-                failed = True
+                failed.add(backend)
                 log.warning("compiling %s in a helper process failed: %s", what, exc)
                 continue
             if load:
                 try:
                     _compile(backend, names, part)
                 except Exception as exc:  # the worker's own warm-up meets it again and reports
+                    unloaded.add(backend)
                     log.warning("loading %s failed: %s", what, exc)
     log.info("compiled the %s kernels in %d processes in %.1f s", " and ".join(marks),
              processes, time.perf_counter() - start)
@@ -390,4 +406,4 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
                                          "seconds": timed[backend]}))
         except OSError as exc:  # a read-only install: compiles in parallel at every start
             log.warning("could not write %s: %s", stamp, exc)
-    return True
+    return set(marks) - failed - unloaded

@@ -114,16 +114,16 @@ def test_a_matching_stamp_skips_the_parallel_pass(kernels: Path,
         raise AssertionError("the caches are filled: no helper process may start")
 
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", no_pool)
-    assert warmup.precompile("cpu") is False
+    assert warmup.precompile("cpu") == set()
 
 
 def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     pool = InProcessPool()
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
-    assert warmup.precompile("cpu", processes=1) is False  # no gain: nothing runs
+    assert warmup.precompile("cpu", processes=1) == set()  # no gain: nothing runs
     assert not pool.submitted
-    assert warmup.precompile("cpu", processes=2) is True
+    assert warmup.precompile("cpu", processes=2) == {"cpu"}
     shares = [share for _, share, _ in pool.submitted]
     names = [name for share in shares for name in share]
     from graphgpu.kernels.core.registry import algorithms
@@ -135,7 +135,7 @@ def test_a_first_start_compiles_in_helpers_and_stamps(kernels: Path,
     inputs = shares.index(())
     assert all(hooked[:inputs]) and hooked[:inputs] and not any(hooked[inputs:])
     assert json.loads(warmup.stamp_path("cpu").read_text())["fingerprint"]
-    assert warmup.precompile("cpu", processes=2) is False
+    assert warmup.precompile("cpu", processes=2) == set()
 
 
 def test_inputs_warm_up_runs_every_generator(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,7 +153,7 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
     pool = InProcessPool()
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
-    assert warmup.precompile("gpu", "cpu", processes=2) is True
+    assert warmup.precompile("gpu", "cpu", processes=2) == {"gpu", "cpu"}
     from graphgpu.kernels.core.registry import algorithms
 
     submitted = pool.submitted
@@ -168,7 +168,7 @@ def test_one_pool_fills_both_backends(kernels: Path, monkeypatch: pytest.MonkeyP
     for backend in ("gpu", "cpu"):
         assert json.loads(warmup.stamp_path(backend).read_text())["fingerprint"] == \
             f"code-{backend}"
-    assert warmup.precompile("gpu", "cpu", processes=2) is False
+    assert warmup.precompile("gpu", "cpu", processes=2) == set()
 
 
 def test_many_cores_split_the_pool_finer(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,7 +181,7 @@ def test_many_cores_split_the_pool_finer(kernels: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"code-{backend}")
     pool = InProcessPool()
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
-    assert warmup.precompile("gpu", "cpu", processes=warmup.FINE_PROCESSES) is True
+    assert warmup.precompile("gpu", "cpu", processes=warmup.FINE_PROCESSES) == {"gpu", "cpu"}
     from graphgpu.kernels.core.registry import algorithms
 
     for backend in ("gpu", "cpu"):
@@ -216,7 +216,7 @@ def test_a_pool_after_a_change_of_code_starts_its_longest_shares_first(
     monkeypatch.setattr(warmup, "fingerprint", lambda backend: f"{code['version']}-{backend}")
     pool = InProcessPool()
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
-    assert warmup.precompile("cpu", processes=warmup.FINE_PROCESSES) is True
+    assert warmup.precompile("cpu", processes=warmup.FINE_PROCESSES) == {"cpu"}
     shares = [(backend, share, part) for backend, share, part in pool.submitted]
     stamp = json.loads(warmup.stamp_path("cpu").read_text())
     assert sorted(stamp["seconds"]) == sorted(map(warmup.share_key, shares))
@@ -227,7 +227,7 @@ def test_a_pool_after_a_change_of_code_starts_its_longest_shares_first(
     warmup.stamp_path("cpu").write_text(json.dumps(stamp))
     code["version"] = "two"
     pool.submitted.clear()
-    assert warmup.precompile("cpu", processes=warmup.FINE_PROCESSES) is True
+    assert warmup.precompile("cpu", processes=warmup.FINE_PROCESSES) == {"cpu"}
     order = [warmup.share_key(share) for share in pool.submitted]
     assert order[0] == new
     assert order[1:] == sorted(timed, key=lambda key: -timed[key])
@@ -337,11 +337,20 @@ def test_load_takes_each_share_as_its_helper_ends(kernels: Path,
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", pool)
     loaded: list[tuple] = []
     monkeypatch.setattr(warmup, "_compile", lambda *share: loaded.append(share) or 0.0)
-    assert warmup.precompile("cpu", processes=2) is True
+    assert warmup.precompile("cpu", processes=2) == {"cpu"}
     assert loaded == []
     warmup.stamp_path("cpu").unlink()
-    assert warmup.precompile("cpu", processes=2, load=True) is True
+    assert warmup.precompile("cpu", processes=2, load=True) == {"cpu"}
     assert sorted(loaded, key=repr) == sorted(pool.submitted[len(pool.submitted) // 2:], key=repr)
+
+    def fails(*share: object) -> float:  # one share does not load here: a full warm-up follows
+        if share == pool.submitted[-1]:
+            raise RuntimeError("no such kernel")
+        return 0.0
+
+    monkeypatch.setattr(warmup, "_compile", fails)
+    warmup.stamp_path("cpu").unlink()
+    assert warmup.precompile("cpu", processes=2, load=True) == set()
 
 
 def test_the_worker_loads_its_job_path_before_it_is_live() -> None:
@@ -357,3 +366,40 @@ def test_the_worker_loads_its_job_path_before_it_is_live() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)
     assert done.stdout.split() == ["False", "True", "True"]
+
+
+@pytest.mark.parametrize("processes", [2, warmup.FINE_PROCESSES])
+@pytest.mark.parametrize("backend", ["gpu", "cpu"])
+def test_the_shares_together_do_the_whole_warm_up(monkeypatch: pytest.MonkeyPatch,
+                                                  processes: int, backend: str) -> None:
+    """A worker that ran every share of the pool skips its own warm-up but the buffers: the
+    shares' examples (on every warm-up graph), hook parts and inputs are the whole warm-up's."""
+    import dataclasses
+
+    from graphgpu.kernels.core.registry import algorithms
+
+    calls: set[tuple] = set()
+    patched = {}
+    for name, algorithm in algorithms().items():
+        if algorithm.warm_up is None:
+            patched[name] = algorithm
+            continue
+
+        def hook(each: str, part: str | None = None, name: str = name) -> None:
+            parts = algorithms()[name].warm_up_parts if part is None else (part,)
+            calls.update(("hook", name, each) for each in (parts or ("whole",)))
+        patched[name] = dataclasses.replace(algorithm, warm_up=hook)
+    monkeypatch.setattr(warmup, "algorithms", lambda: patched)
+    monkeypatch.setattr(warmup, "run_examples", lambda algorithm, graph, each, skewed: calls.add(
+        ("examples", algorithm.name, graph.n, graph.directed, skewed)))
+    monkeypatch.setattr(warmup, "warm_up_inputs", lambda each, part=None: calls.update(
+        ("inputs", name) for name in ((*warmup.GENERATOR_EXAMPLES, warmup.PARSER)
+                                      if part is None else (part,))))
+    monkeypatch.setattr(warmup, "reserve_buffers", lambda each: calls.add(("buffers",)))
+    warmup.warm_up(backend)
+    whole = set(calls)
+    calls.clear()
+    for share in warmup._shares([backend], processes):
+        warmup._compile(*share)
+    assert calls == whole - {("buffers",)}
+    assert any(call[0] == "hook" for call in whole) and ("buffers",) in whole
