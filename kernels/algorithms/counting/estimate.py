@@ -176,16 +176,21 @@ def estimate_independent(graph: Graph, params: IndependentParams, backend: Backe
 WARM_UP_RING = 1 << 15
 
 
-#: The warm-up's parts, a clique size each (a first start on many cores compiles them in
+#: Clique sizes of the warm-up (:func:`warm_up_cliques`).
+WARM_UP_SIZES = tuple(range(3, 4 + gpu.CLIQUE_DEPTH))
+#: The warm-up's parts, two clique sizes each (a first start on many cores compiles them in
 #: separate processes: all of them took 31.3 s of one process on the GPU host, the longest
-#: share of its compile pool).
-WARM_UP_PARTS = tuple(f"k{k}" for k in range(3, 4 + gpu.CLIQUE_DEPTH))
+#: share of its compile pool; with CuPy's per-length reductions gone, a part of one size took
+#: 8.5 s alone, mostly what every size compiles: the module and CuPy's passes, 2026-11-27).
+WARM_UP_PART_SIZES = {"k" + "-".join(map(str, WARM_UP_SIZES[i:i + 2])): WARM_UP_SIZES[i:i + 2]
+                      for i in range(0, len(WARM_UP_SIZES), 2)}
+WARM_UP_PARTS = tuple(WARM_UP_PART_SIZES)
 
 
 def warm_up_cliques(backend: Backend, part: str | None = None) -> None:
     """Worker warm-up of ``count_cliques``: the search at every depth of the GPU's work-item
-    cutting (k = 3 to 3 + CLIQUE_DEPTH, with and without k_max; ``part``: one k of
-    :data:`WARM_UP_PARTS`) on a complete graph of 12 nodes beside a ring of
+    cutting (k = 3 to 3 + CLIQUE_DEPTH, with and without k_max; ``part``: the sizes of
+    one of :data:`WARM_UP_PARTS`) on a complete graph of 12 nodes beside a ring of
     :data:`WARM_UP_RING` nodes.
 
     The documented examples run on a ring of 64 nodes, which has no triangle: there the search
@@ -196,8 +201,6 @@ def warm_up_cliques(backend: Backend, part: str | None = None) -> None:
     ring = np.arange(12, 12 + WARM_UP_RING)
     graph = simple_graph(np.concatenate([src, ring]), np.concatenate([dst, np.roll(ring, 1)]))
     run = gpu.cliques_gpu if backend == "gpu" else cpu.cliques_cpu
-    for k in range(3, 4 + gpu.CLIQUE_DEPTH):
-        if part not in (None, f"k{k}"):
-            continue
+    for k in WARM_UP_SIZES if part is None else WARM_UP_PART_SIZES[part]:
         for k_max in (False, True):
             run(graph, CountParams(k=k, k_max=k_max), no_progress)

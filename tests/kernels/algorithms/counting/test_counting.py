@@ -474,8 +474,14 @@ def test_clique_warm_up_parts_split_it_by_clique_size(monkeypatch: pytest.Monkey
     sizes: list[tuple[int, bool]] = []
     monkeypatch.setattr(estimate.cpu, "cliques_cpu",
                         lambda graph, params, progress: sizes.append((params.k, params.k_max)))
-    estimate.warm_up_cliques("cpu", "k4")
-    assert sizes == [(4, False), (4, True)]
+    estimate.warm_up_cliques("cpu", "k3-4")
+    assert sizes == [(3, False), (3, True), (4, False), (4, True)]
+    parts = []
+    for part in estimate.WARM_UP_PARTS:
+        sizes.clear()
+        estimate.warm_up_cliques("cpu", part)
+        parts.append(sorted({k for k, _ in sizes}))
     sizes.clear()
     estimate.warm_up_cliques("cpu")
-    assert sorted({k for k, _ in sizes}) == [int(part[1:]) for part in estimate.WARM_UP_PARTS]
+    assert sorted({k for k, _ in sizes}) == sorted(k for each in parts for k in each) == list(
+        estimate.WARM_UP_SIZES)
