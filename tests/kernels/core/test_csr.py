@@ -71,3 +71,17 @@ def test_edge_ends_match_numpy(m: int) -> None:
     dst[::11] = src[::11]
     assert csr.edge_ends(src, dst) == (int(src.min()), int(src.max()), int(dst.min()),
                                        int(dst.max()), int((src == dst).sum()))
+
+
+def test_dense_relabel_of_every_id_gives_the_ids_back() -> None:
+    """Every id up to the top present: the ranks are the ids (the arrays themselves); with a
+    gap, the table's ranks, which map back to the ids."""
+    rng = np.random.default_rng(5)
+    lo, hi = rng.integers(0, 50, 400), rng.integers(0, 50, 400)
+    extra = np.arange(50)
+    ids, lo_i, hi_i = csr.dense_relabel(lo, hi, extra, 49)
+    assert ids.tolist() == list(range(50)) and lo_i is lo and hi_i is hi
+    lo, hi = np.where(lo == 17, 16, lo), np.where(hi == 17, 16, hi)
+    ids, lo_i, hi_i = csr.dense_relabel(lo, hi, np.delete(extra, 17), 49)
+    assert 17 not in ids and ids.size == 49
+    assert np.array_equal(ids[lo_i], lo) and np.array_equal(ids[hi_i], hi)
