@@ -83,12 +83,18 @@ class ParsedGraph:
     labels: node_labels.Labels | None = None  # src, dst, extra_nodes are then label ids
 
 
+#: The warm-up's upload: a triangle and an edge beside it, with an id missing between them,
+#: so that the relabelling's table is built (ids with gaps), not only checked (every id
+#: present: :func:`graphgpu.kernels.core.csr.dense_relabel`).
+WARM_UP_EDGES = b"0 1\n1 2\n2 0\n4 5\n"
+
+
 def warm_up_upload_path(settings: Settings | None = None) -> None:
-    """Parse and build a three-edge graph as an upload does (nothing is stored), so that the
+    """Parse and build a small graph as an upload does (nothing is stored), so that the
     parser's and the CSR builder's compiled code is compiled (a worker's warm-up, which fills
     the disk caches) or loaded from the caches (the API, once a worker is live) before the
     first upload: loading it took 0.5 s of the first 10 MB upload on the VM, 4x the next."""
-    parsed = parse_graph(b"0 1\n1 2\n2 0\n", "edgelist", settings=settings)
+    parsed = parse_graph(WARM_UP_EDGES, "edgelist", settings=settings)
     build_graph(parsed.src, parsed.dst, parsed.weights, settings=settings)
 
 
