@@ -43,15 +43,11 @@ __device__ __forceinline__ void bincount_weighted(const T* __restrict__ values,
     }
 }
 
-#define COUNT(SUFFIX, T)                                                                       \
-    extern "C" __global__ void count_nonzero_##SUFFIX(const T* __restrict__ values,            \
-                                                      long long n, unsigned long long* total) { \
-        count_nonzero<T>(values, n, total);                                                    \
-    }
-COUNT(b1, unsigned char)
-COUNT(i4, int)
-COUNT(i8, long long)
-COUNT(f8, double)
+// CuPy's bool is a byte of 0 or 1.
+extern "C" __global__ void count_nonzero_b1(const unsigned char* __restrict__ values, long long n,
+                                            unsigned long long* total) {
+    count_nonzero<unsigned char>(values, n, total);
+}
 
 #define BINCOUNT(SUFFIX, T)                                                                    \
     extern "C" __global__ void bincount_##SUFFIX(const T* __restrict__ values, long long n,    \

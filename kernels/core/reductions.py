@@ -25,11 +25,10 @@ CUDA_SOURCE = Path(__file__).with_name("reductions.cu")
 THREADS = 256
 #: Blocks a multiprocessor gets at most (a grid-stride loop covers the rest).
 BLOCKS_PER_SM = 8
-#: Kernel name suffix of each element type.
-SUFFIX = {np.dtype(np.bool_): "b1", np.dtype(np.int32): "i4", np.dtype(np.int64): "i8",
-          np.dtype(np.float64): "f8"}
-NAMES = (*(f"count_nonzero_{s}" for s in ("b1", "i4", "i8", "f8")),
-         *(f"bincount{w}_{s}" for w in ("", "_weighted") for s in ("i4", "i8")))
+#: Kernel name suffix of each element type of the bins' values.
+SUFFIX = {np.dtype(np.int32): "i4", np.dtype(np.int64): "i8"}
+NAMES = ("count_nonzero_b1",
+         *(f"bincount{w}_{s}" for w in ("", "_weighted") for s in SUFFIX.values()))
 
 
 def _grid(n: int) -> tuple[int]:
@@ -40,39 +39,31 @@ def _launch(name: str, n: int, *args: Any) -> None:
     kernels(CUDA_SOURCE, NAMES)[name](_grid(n), (THREADS,), args)
 
 
-def _suffix(values: Any, allowed: tuple[str, ...]) -> str:
-    suffix = SUFFIX.get(np.dtype(values.dtype))
-    if suffix not in allowed:
-        raise TypeError(f"no reduction kernel for {values.dtype}")
-    return suffix
+def _no_kernel(values: Any) -> TypeError:
+    return TypeError(f"no reduction kernel for {values.dtype}")
 
 
 def count_true(values: Any) -> int:
-    """Entries of ``values`` that are not zero (``count_nonzero``), as a Python int.
+    """Entries of ``values`` that are true (``count_nonzero``), as a Python int.
 
     Parameters
     ----------
     values : ndarray
-        A NumPy array (counted by NumPy) or a CuPy array of bool, int32, int64 or float64.
+        A NumPy array (counted by NumPy) or a CuPy array of bool (a mask).
     """
     if isinstance(values, np.ndarray):
         return int(np.count_nonzero(values))
     cp = cupy()
+    if values.dtype != cp.bool_:
+        raise _no_kernel(values)
     flat = cp.ascontiguousarray(values).ravel()
     total = cp.zeros(1, dtype=cp.uint64)
-    _launch(f"count_nonzero_{_suffix(flat, ('b1', 'i4', 'i8', 'f8'))}", flat.size, flat,
-            np.int64(flat.size), total)
+    _launch("count_nonzero_b1", flat.size, flat, np.int64(flat.size), total)
     return int(total.get()[0])
 
 
-def any_true(values: Any) -> bool:
-    """Whether an entry of ``values`` is not zero (``values.any()``); arrays as
-    :func:`count_true`."""
-    return count_true(values) > 0
-
-
 def all_true(values: Any) -> bool:
-    """Whether every entry of ``values`` is not zero (``values.all()``); arrays as
+    """Whether every entry of ``values`` is true (``values.all()``); arrays as
     :func:`count_true`."""
     return count_true(values) == values.size
 
@@ -102,7 +93,9 @@ def bincount(values: Any, size: int, weights: Any = None) -> Any:
         return np.bincount(values, weights=weights, minlength=size)
     cp = cupy()
     values = cp.ascontiguousarray(values)
-    suffix = _suffix(values, ("i4", "i8"))
+    suffix = SUFFIX.get(np.dtype(values.dtype))
+    if suffix is None:
+        raise _no_kernel(values)
     n = int(values.size)
     if weights is None:
         counts = cp.zeros(size, dtype=cp.uint64)

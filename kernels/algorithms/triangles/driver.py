@@ -127,11 +127,13 @@ def fagiolo(xp: Any, sparse: Any, n: int, out_csr: tuple[Any, Any, Any],
     diag, pairs : arrays of float64 (on ``xp``)
     """
     def canonical(m: Any) -> Any:
-        # Columns strictly increasing within each row (sorted, no duplicates) are checked
-        # here and the matrix said so: CuPy's products otherwise check it themselves by a
-        # reduction compiled per length class (2.7 s on the first job of a new size, H100).
-        # (Entry p is in order after p - 1 or starts a row; no boolean masks, whose scans
-        # compile per length class as well.)
+        # On the device, columns strictly increasing within each row (sorted, no duplicates)
+        # are checked here and the matrix said so: CuPy's products otherwise check it
+        # themselves by a reduction compiled per length class (2.7 s on the first job of a new
+        # size, H100). SciPy's own check compiles nothing. (Entry p is in order after p - 1 or
+        # starts a row; no boolean masks, whose scans compile per length class as well.)
+        if xp is np:
+            return m
         indices, nnz = m.indices, int(m.indices.shape[0])
         in_order = xp.empty(nnz + 1, dtype=bool)
         in_order[1:nnz] = indices[1:] > indices[:-1]

@@ -16,8 +16,7 @@ LENGTHS = (0, 1, 127, 128, 300, 2047, 2048, 100_003, 3_000_001)
 def test_host_path_is_numpy() -> None:
     values = np.array([0, 3, 0, 7, 3], dtype=np.int64)
     assert reductions.count_true(values) == 3
-    assert reductions.any_true(values) and not reductions.all_true(values)
-    assert reductions.all_true(values[[1, 3]]) and not reductions.any_true(values[[0]])
+    assert not reductions.all_true(values) and reductions.all_true(values[[1, 3]])
     assert reductions.bincount(values, 9).tolist() == [2, 0, 0, 2, 0, 0, 0, 1, 0]
     weighted = reductions.bincount(values, 8, np.array([1, 2, 3, 4, 5]))
     assert weighted.dtype == np.float64 and weighted.tolist() == [4, 0, 0, 7, 0, 0, 0, 4]
@@ -30,17 +29,15 @@ def _sample(length: int, dtype: type) -> np.ndarray:
 
 @pytest.mark.gpu
 @needs_device
-@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.int64, np.float64])
 @pytest.mark.parametrize("length", LENGTHS)
-def test_device_counts_match_numpy(dtype: type, length: int) -> None:
+def test_device_counts_match_numpy(length: int) -> None:
     import cupy as cp
 
-    host = _sample(length, dtype)
+    host = _sample(length, np.bool_)
     device = cp.asarray(host)
     assert reductions.count_true(device) == np.count_nonzero(host)
-    assert reductions.any_true(device) == bool(host.any())
     assert reductions.all_true(device) == bool(host.all())
-    assert reductions.all_true(cp.ones(length, dtype=dtype))
+    assert reductions.all_true(cp.ones(length, dtype=cp.bool_))
     assert reductions.count_true(device.reshape(-1, 1)[::2]) == np.count_nonzero(host[::2])
 
 
@@ -69,3 +66,5 @@ def test_device_rejects_a_type_it_has_no_kernel_for() -> None:
 
     with pytest.raises(TypeError, match="uint16"):
         reductions.count_true(cp.zeros(4, dtype=cp.uint16))
+    with pytest.raises(TypeError, match="uint16"):
+        reductions.bincount(cp.zeros(4, dtype=cp.uint16), 1)
