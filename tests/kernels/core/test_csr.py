@@ -86,20 +86,3 @@ def test_dense_relabel_of_every_id_gives_the_ids_back() -> None:
     assert 17 not in ids and ids.size == 49
     assert np.array_equal(ids[lo_i], lo) and np.array_equal(ids[hi_i], hi)
 
-
-def test_the_upload_warm_up_runs_both_relabellings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The upload path's warm-up graph has a missing id, so that the table's code is loaded
-    before a first upload with gaps (an upload of ids 0..n-1 only checks them)."""
-    from graphgpu.kernels.core.io import formats
-
-    calls: list[bool] = []
-    relabel = csr.dense_relabel
-
-    def watched(lo: np.ndarray, hi: np.ndarray, extra: np.ndarray, top: int) -> tuple:
-        result = relabel(lo, hi, extra, top)
-        calls.append(result[1] is lo)  # True: every id present, the ids came back
-        return result
-
-    monkeypatch.setattr(csr, "dense_relabel", watched)
-    formats.warm_up_upload_path()
-    assert calls == [False]
