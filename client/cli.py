@@ -104,6 +104,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     """``graphgpu worker``: one more worker against the configured Redis."""
     extra = ["--backend", args.backend, *(["--name", args.name] if args.name else []),
+             *(["--queues", args.queues] if args.queues else []),
              *(["--burst"] if args.burst else []),
              # the API's data over HTTP, not a shared folder (a worker on another host)
              *(["--remote"] if os.environ.get("GRAPHGPU_URL")
@@ -343,6 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "set GRAPHGPU_URL and GRAPHGPU_WORKER_KEY too)")
     backend_option(p)
     p.add_argument("--name", help="worker name (default: host and pid)")
+    p.add_argument("--queues", help="comma-separated queues to take jobs from (gpu, auto, cpu; "
+                   "default: a GPU worker's all three, a CPU worker's auto and cpu)")
     p.add_argument("--burst", action="store_true", help="exit when the queues are empty")
     p.set_defaults(local=cmd_worker)
 

@@ -1,5 +1,7 @@
 """`graphgpu serve`: Redis (embedded unless configured), the API and one worker per GPU.
 
+On a GPU host a CPU worker starts beside the GPU workers once they are live (:func:`plan_workers`).
+
 Every part runs as a child process in its own session, so a Ctrl-C reaches only this supervisor,
 which then stops them in order: API, workers (each finishes or abandons its job), Redis last.
 Every part dies with this supervisor (``PR_SET_PDEATHSIG``), even when it is SIGKILLed. A worker
@@ -107,6 +109,28 @@ class Child:
             self.process.wait()
 
 
+def plan_workers(python: str, env: dict[str, str], gpus: int,
+                 cpu_workers: int) -> tuple[list[Child], list[Child]]:
+    """The workers to start with the API, and those to start once it is ready.
+
+    Without a GPU: ``cpu_workers`` CPU workers at once. With GPUs: a GPU worker per GPU at
+    once (each takes the gpu and auto queues) and the CPU workers (the cpu queue: jobs asked
+    of the CPU backend run beside the GPU's) once the GPU workers are live: on a first start
+    the GPU workers are live after the GPU's kernels are compiled (the CPU's after, in the same
+    pool, which the CPU worker started then waits for), not after both. With ``cpu_workers`` 0
+    the GPU workers take the cpu queue as well, both backends compiled before they are live.
+    """
+    worker = [python, "-m", "graphgpu.workers", "--backend"]
+    cpu = [Child(f"cpu-worker-{i}", [*worker, "cpu", *(["--queues", "cpu"] if gpus else [])],
+                 env, death_signal=signal.SIGKILL) for i in range(cpu_workers)]
+    if not gpus:
+        return cpu, []
+    queues = ["--queues", "gpu,auto"] if cpu else []
+    return [Child(f"gpu-worker-{i}", [*worker, "gpu", *queues],
+                  {**env, "CUDA_VISIBLE_DEVICES": str(i)}, death_signal=signal.SIGKILL)
+            for i in range(gpus)], cpu
+
+
 def port_free(host: str, port: int) -> bool:
     """Whether ``host:port`` can be listened on now (checked before anything is started)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
@@ -196,19 +220,10 @@ def serve() -> int:
         env["GRAPHGPU_REDIS_URL"] = redis_server.start()
         log.info("embedded redis-server at %s (AOF in %s)", redis_server.url, redis_server.data_dir)
         forget_workers(redis_server.url, settings)
-    python = sys.executable
     gpus = count_gpus()
-    workers = [
-        Child(f"gpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "gpu"],
-              {**env, "CUDA_VISIBLE_DEVICES": str(i)}, death_signal=signal.SIGKILL)
-        for i in range(gpus)
-    ] or [
-        Child(f"cpu-worker-{i}", [python, "-m", "graphgpu.workers", "--backend", "cpu"], env,
-              death_signal=signal.SIGKILL)
-        for i in range(settings.cpu_workers)
-    ]
+    workers, later = plan_workers(sys.executable, env, gpus, settings.cpu_workers)
     raise_file_limit(settings.max_connections)
-    api = Child("api", api_command(python, settings), env, max_restarts=API_MAX_RESTARTS)
+    api = Child("api", api_command(sys.executable, settings), env, max_restarts=API_MAX_RESTARTS)
     stopping = False
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -219,8 +234,10 @@ def serve() -> int:
     signal.signal(signal.SIGTERM, request_stop)
     for child in (*workers, api):
         child.start()
-    log.info("starting the API and %d %s worker(s) (the first start compiles the kernels)",
-             len(workers), "GPU" if gpus else "CPU")
+    log.info("starting the API and %d %s worker(s) (the first start compiles the kernels)%s",
+             len(workers), "GPU" if gpus else "CPU",
+             f"; {len(later)} CPU worker(s) for backend=cpu jobs once they are live"
+             if later else "")
     if not workers:  # GRAPHGPU_CPU_WORKERS=0 and no GPU: the workers run elsewhere
         log.info("no worker on this host: jobs wait for workers started with `graphgpu worker`%s",
                  "" if settings.redis_url else " here (the embedded Redis listens on 127.0.0.1; "
@@ -232,6 +249,9 @@ def serve() -> int:
             announced = True  # said once, when true: clients may start now
             log.info("API on http://%s:%d (docs at /docs), ready; Ctrl-C stops everything",
                      settings.host, settings.port)
+            for child in later:  # the GPU workers' compile pool is theirs no longer: no race
+                child.start()
+            workers += later
         if redis_server is not None and not redis_server.alive() and not stopping:
             log.error("the embedded redis-server exited: restarting it on its AOF")
             try:

@@ -34,10 +34,10 @@ def test_wheel_holds_the_graphgpu_packages_and_their_cu_files(tmp_path: Path) ->
         n for n in packaged if not n.startswith("graphgpu/")]
     assert not any("tests/" in n or "bench/" in n for n in packaged)
 
-    wanted_cu = {f"graphgpu/{p.relative_to(REPO).as_posix()}"
-                 for folder in FOLDERS for pattern in ("*.cu", "*.cuh")
-                 for p in (REPO / folder).rglob(pattern)}
-    assert wanted_cu and wanted_cu <= set(packaged), wanted_cu - set(packaged)
+    wanted_data = {f"graphgpu/{p.relative_to(REPO).as_posix()}"
+                 for folder in FOLDERS for pattern in ("*.cu", "*.cuh", "*.json")
+                 for p in (REPO / folder).rglob(pattern) if "__pycache__" not in p.parts}
+    assert wanted_data and wanted_data <= set(packaged), wanted_data - set(packaged)
     wanted_py = {f"graphgpu/{p.relative_to(REPO).as_posix()}"
                  for folder in FOLDERS for p in (REPO / folder).rglob("*.py")
                  if "__pycache__" not in p.parts}

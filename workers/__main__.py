@@ -38,8 +38,9 @@ from graphgpu.kernels.core.registry import Backend
 from graphgpu.kernels.core.settings import get_settings
 from graphgpu.kernels.core.store import GraphStore
 from graphgpu.workers import remote, telemetry
+from graphgpu.workers.compile_pool import precompile
 from graphgpu.workers.context import WorkerContext, install
-from graphgpu.workers.warmup import precompile, reserve_buffers, use_kernel_cache, warm_up
+from graphgpu.workers.warmup import reserve_buffers, use_kernel_cache, warm_up
 
 __all__ = ["GraphWorker", "main", "pulse", "wait_for_redis", "warm_up"]
 
@@ -191,6 +192,23 @@ def wait_for_redis(redis: Redis, longest: float = 10.0) -> None:
             delay = min(longest, delay * 2)
 
 
+def plan_queues(backend: Backend, requested: str | None = None,
+                ) -> tuple[list[str], tuple[Backend, ...], tuple[Backend, ...]]:
+    """The queues a ``backend`` worker takes jobs from (``requested``, comma-separated, or by
+    default a GPU worker's gpu, auto and cpu, a CPU worker's auto and cpu), the backends it
+    compiles before it is live (its own, and the CPU's if it takes the cpu queue), and those its
+    first start's compile pool compiles after them for another worker of the host (the CPU's
+    for a GPU worker that leaves the cpu queue to a CPU worker beside it, as `serve` runs
+    them: 94-102 s of the pool's 220-232 s of work on the GPU host, 2026-11-27, no longer before
+    the GPU worker is live). Raises ValueError for a queue the worker cannot take."""
+    offered = ["gpu", "auto", "cpu"] if backend == "gpu" else ["auto", "cpu"]
+    queues = requested.split(",") if requested else offered
+    if set(queues) - set(offered):
+        raise ValueError(f"--queues: a {backend} worker takes jobs from {', '.join(offered)}")
+    backends = tuple(each for each in ("gpu", "cpu") if each == backend or each in queues)
+    return queues, backends, () if "cpu" in backends else ("cpu",)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
     parser.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
@@ -199,6 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--remote", action="store_true",
                         help="reach the API's graphs and results over HTTP (GRAPHGPU_URL, "
                              "GRAPHGPU_WORKER_KEY) instead of sharing its data folder")
+    parser.add_argument("--queues", default=None,
+                        help="comma-separated queues to take jobs from (gpu, auto, cpu); "
+                             "default: a GPU worker's all three, a CPU worker's auto and cpu. "
+                             "`serve` gives its GPU workers gpu,auto and the CPU worker beside "
+                             "them cpu")
     args = parser.parse_args(argv)
     settings = get_settings()
     configure_logging("worker", settings)
@@ -216,8 +239,10 @@ def main(argv: list[str] | None = None) -> int:
         backend = "gpu" if device.gpu_available() else "cpu"
     elif backend == "gpu":
         device.cupy()  # raises BackendUnavailable with the reason
-    # A GPU worker also serves the cpu queue: both backends are compiled before it is live.
-    backends: tuple[Backend, ...] = ("gpu", "cpu") if backend == "gpu" else ("cpu",)
+    try:
+        queues, backends, later = plan_queues(backend, args.queues)
+    except ValueError as exc:
+        parser.error(str(exc))
     name = args.name or f"{socket.gethostname()}-{backend}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     # The monitor starts now and waits for this worker's description (sent once it is ready):
     # its interpreter and imports (~2 s on the GPU host) no longer come after the warm-up.
@@ -228,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     if settings.worker_warm_up:
         # A first start runs every share here as the pool finishes it: for those backends the
         # whole warm-up again took 3.3 s after the pool (H100 host, 2026-11-27) to load nothing.
-        ready = precompile(*backends, load=True)
+        ready = precompile(*backends, load=True, later=later)
         for each in backends:
             start = time.perf_counter()
             if each in ready:
@@ -261,7 +286,6 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=pulse, args=(monitor.stdin, settings.worker_heartbeat_seconds / 2),
                      name="pulse", daemon=True).start()
 
-    queues = ["gpu", "auto", "cpu"] if backend == "gpu" else ["auto", "cpu"]
     worker = GraphWorker(
         [Queue(settings.queue_name(q), connection=redis, serializer=JSONSerializer)
          for q in queues],

@@ -60,7 +60,9 @@ class Settings(BaseSettings):
                           "starts where the caches are filled already (the test stacks)."
     )
     gpu_cache_bytes: int = Field(8 * 1024**3, description="Graphs kept resident on a GPU worker.")
-    cpu_workers: int = Field(1, description="CPU workers that `serve` starts when there is no GPU.")
+    cpu_workers: int = Field(1, description=(
+        "CPU workers that `serve` starts; on a GPU host they start once the GPU workers are "
+        "live and take the jobs asked of the CPU backend (0: the GPU workers take those)."))
     # Workers on other hosts (`graphgpu worker`; see workers/remote.py).
     url: str | None = Field(None, description="The API's URL, for `graphgpu worker` on another "
                                               "host (e.g. http://api-host:8000).")

@@ -160,6 +160,8 @@ def test_serve_and_worker_exec_the_modules(monkeypatch):
     assert os.environ["GRAPHGPU_LOG_REQUESTS"] == "true"
     assert main(["worker", "--backend", "cpu", "--burst"]) == 0
     assert calls[-1][2:] == ["-m", "graphgpu.workers", "--backend", "cpu", "--burst"]
+    assert main(["worker", "--backend", "gpu", "--queues", "gpu,auto"]) == 0
+    assert calls[-1][2:] == ["-m", "graphgpu.workers", "--backend", "gpu", "--queues", "gpu,auto"]
 
 
 def test_help_is_plain_text_and_run_help_lists_algorithms_and_backends(gg, stack):

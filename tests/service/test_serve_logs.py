@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
+from graphgpu.kernels.core.device import gpu_available
 from graphgpu.service.redis_server import free_port
 from tests.conftest import PLUGIN, REPO, wait_until
 
@@ -54,5 +56,64 @@ def test_api_on_is_logged_once_ready(tmp_path: Path) -> None:
         assert text.index("starting the API") < text.index("API on http://")
         assert "/v1/ready" not in text  # neither the probes nor request logs by default
     finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(60)
+
+
+def test_a_gpu_host_starts_its_cpu_workers_once_the_gpu_workers_are_live() -> None:
+    """GPU workers take the gpu and auto queues at once; the CPU workers (the cpu queue) wait
+    for them to be live; without a GPU, the CPU workers start at once and take auto and cpu;
+    with no CPU worker, the GPU workers take every queue."""
+    from graphgpu.service.serve import plan_workers
+
+    def queues(child) -> str | None:
+        argv = child.argv
+        return argv[argv.index("--queues") + 1] if "--queues" in argv else None
+
+    first, later = plan_workers("python", {}, gpus=2, cpu_workers=1)
+    assert [child.env["CUDA_VISIBLE_DEVICES"] for child in first] == ["0", "1"]
+    assert [queues(child) for child in first] == ["gpu,auto", "gpu,auto"]
+    assert [(child.argv[child.argv.index("--backend") + 1], queues(child)) for child in later] \
+        == [("cpu", "cpu")]
+    first, later = plan_workers("python", {}, gpus=0, cpu_workers=2)
+    assert len(first) == 2 and not later and {queues(child) for child in first} == {None}
+    first, later = plan_workers("python", {}, gpus=1, cpu_workers=0)
+    assert len(first) == 1 and not later and queues(first[0]) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_cpu_jobs_on_a_gpu_host_run_on_the_cpu_worker_beside(tmp_path: Path) -> None:
+    """`serve` on a GPU host: once ready, an auto job runs on the GPU worker and a job asked of
+    the CPU backend on the CPU worker started beside it (a worker of its own, backend cpu)."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = serve_env(tmp_path / "data", port)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    with log.open("w") as sink:
+        serve = subprocess.Popen([sys.executable, "-m", "graphgpu.service"], cwd=REPO, env=env,
+                                 stderr=sink)
+    http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+    try:
+        def ready() -> bool:
+            assert serve.poll() is None, log.read_text()
+            return "API on http://" in log.read_text()
+
+        wait_until(ready, timeout=600, every=0.2)
+        graph = http.post("/v1/graphs", content=b"0 1\n1 2\n2 3\n").json()["id"]
+        ran = {}
+        for backend in ("auto", "cpu"):
+            job = http.post("/v1/jobs", json={"graph_id": graph, "algorithm": "bfs",
+                                              "params": {"source": 0}, "backend": backend})
+            assert job.status_code == 202, job.text
+            done = http.get(f"/v1/jobs/{job.json()['id']}", params={"wait": 120}).json()
+            assert done["status"] == "succeeded", done
+            ran[backend] = done
+        workers = {w["name"]: w["backend"] for w in http.get("/v1/workers").json()["workers"]}
+        assert sorted(workers.values()) == ["cpu", "gpu"]
+        assert ran["auto"]["backend"] == "gpu" and ran["cpu"]["backend"] == "cpu"
+        assert workers[ran["cpu"]["worker"]] == "cpu" and workers[ran["auto"]["worker"]] == "gpu"
+    finally:
+        http.close()
         serve.send_signal(signal.SIGTERM)
         serve.wait(60)
