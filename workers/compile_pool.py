@@ -25,24 +25,18 @@ import os
 import platform
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack
 from functools import cache
 from pathlib import Path
-from typing import IO
 
 import numba
 import numpy as np
 
+from graphgpu.kernels.core.locks import exclusive
 from graphgpu.kernels.core.registry import Backend, algorithms
 from graphgpu.workers import warmup
 from graphgpu.workers.warmup import EXAMPLES, GENERATOR_EXAMPLES, PARSER
-
-try:
-    import fcntl
-except ImportError:  # not POSIX: workers of one host compile on their own
-    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("graphgpu.worker")
 
@@ -201,26 +195,11 @@ def stamp_path(backend: Backend) -> Path:
     return KERNELS / "__pycache__" / "graphgpu-warm-up-cpu.json"
 
 
-@contextmanager
-def _locked(backend: Backend) -> Iterator[IO[bytes] | None]:
-    # An exclusive flock beside the backend's stamp, waited for (logged when another worker of
-    # this host holds it); None where there is no flock or the folder cannot be written (a
-    # read-only install compiles in every worker, as before the lock).
-    path = stamp_path(backend).with_suffix(".lock")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(path, "ab")  # noqa: SIM115 (held past this block by the caller's stack)
-    except OSError:
-        yield None
-        return
-    with lock:
-        if fcntl is not None:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                log.info("waiting for another worker's compile pool (%s)", backend)
-                fcntl.flock(lock, fcntl.LOCK_EX)
-        yield lock
+def _locked(backend: Backend) -> AbstractContextManager[bool]:
+    # The backend's compile lock, beside its stamp: a second worker of this host waits for the
+    # first one's pool (logged) instead of compiling the same code at once.
+    return exclusive(stamp_path(backend).with_suffix(".lock"), waiting=lambda: log.info(
+        "waiting for another worker's compile pool (%s)", backend))
 
 
 def precompile(*backends: Backend, processes: int | None = None, load: bool = False,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from functools import cache
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphgpu.kernels.core.device import cupy
+from graphgpu.kernels.core.locks import exclusive
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +88,19 @@ def module(source: Path, options: tuple[str, ...] = ()) -> Any:
 def _kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...],
              device_id: int) -> dict[str, Any]:
     module = _compiled(source, options, device_id)
-    return {name: module.get_function(name) for name in names}
+    # The first lookup compiles the module, or loads it from CuPy's disk cache. Processes that
+    # need one module at once (a first start's compile pool: counting's module in five shares
+    # on the GPU host, 2026-11-27) compile it in one of them; the others wait, then load it.
+    with exclusive(_lock_path(module.code, module.options)):
+        return {name: module.get_function(name) for name in names}
+
+
+def _lock_path(code: str, options: tuple[str, ...]) -> Path:
+    # Beside CuPy's disk cache, one per module text and options (what CuPy's key adds, the
+    # architecture and the compiler's version, is the same for every process of a machine).
+    folder = Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser()
+    digest = hashlib.blake2b("\0".join((code, *options)).encode(), digest_size=12).hexdigest()
+    return folder / f"graphgpu-{digest}.lock"
 
 
 @cache

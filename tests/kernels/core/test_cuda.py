@@ -44,3 +44,44 @@ def test_concurrently_runs_each_on_a_side_stream_before_what_follows() -> None:
     assert sums == [50.0 * (k + 1) * (1 << 20) for k in range(3)]
     assert len(set(streams)) == 3 and main.ptr not in streams
     assert cp.cuda.get_current_stream().ptr == main.ptr
+
+
+def _load_module(cache: str, barrier: Any, queue: Any) -> None:
+    """In a process: count NVRTC runs while loading the traversal module through the loader,
+    at the same time as another process."""
+    import os
+
+    os.environ["CUPY_CACHE_DIR"] = cache
+    from cupy.cuda import compiler
+
+    runs = []
+    name = next(n for n in ("_compile_using_nvrtc_no_warning", "compile_using_nvrtc")
+                if hasattr(compiler, n))
+    nvrtc = getattr(compiler, name)
+    setattr(compiler, name, lambda *args, **kwargs: runs.append(1) or nvrtc(*args, **kwargs))
+    from graphgpu.kernels.algorithms.traversal import gpu as traversal
+    from graphgpu.kernels.core.cuda import kernels
+
+    barrier.wait()
+    kernels(traversal.CUDA_SOURCE, traversal.BFS_KERNELS)
+    queue.put(len(runs))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_processes_loading_one_module_at_once_compile_it_once(tmp_path: Path) -> None:
+    """Two processes that need one module on an empty kernel cache: one runs NVRTC, the other
+    waits for it and loads its binary (a first start's compile pool)."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    barrier, queue = spawn.Barrier(2), spawn.Queue()
+    processes = [spawn.Process(target=_load_module, args=(str(tmp_path), barrier, queue))
+                 for _ in range(2)]
+    for process in processes:
+        process.start()
+    runs = sorted(queue.get(timeout=300) for _ in processes)
+    for process in processes:
+        process.join(60)
+        assert process.exitcode == 0
+    assert runs == [0, 1]

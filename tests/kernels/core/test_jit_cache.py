@@ -67,3 +67,43 @@ def test_concurrent_saves_keep_every_overload(tmp_path: Path) -> None:
     misses = queue.get(timeout=120)
     reader.join(30)
     assert misses == 0  # every signature loaded from the cache
+
+
+def _compile_slowly(folder: str, barrier: object, queue: object) -> None:
+    """In a process: compile ``twice`` for one signature at the same time as another process,
+    each compile slowed so that they overlap; report this process's cache misses and hits."""
+    sys.path.insert(0, folder)
+    from numba.core import compiler
+
+    import graphgpu.kernels  # noqa: F401 - installs the locks, as in every worker process
+
+    compile_extra = compiler.compile_extra
+
+    def slow_compile(*args: object, **kwargs: object) -> object:
+        time.sleep(1.0)
+        return compile_extra(*args, **kwargs)
+
+    compiler.compile_extra = slow_compile
+    import twice_module
+
+    barrier.wait()  # type: ignore[attr-defined]
+    twice_module.twice(3)
+    stats = twice_module.twice.stats  # type: ignore[attr-defined]
+    queue.put((sum(stats.cache_misses.values()), sum(stats.cache_hits.values())))
+
+
+def test_processes_compiling_one_function_at_once_compile_it_once(tmp_path: Path) -> None:
+    """Two processes that call a cached function's new signature at once: one compiles it,
+    the other waits and loads it from the cache (without the lock both compiled)."""
+    (tmp_path / "twice_module.py").write_text(SOURCE)
+    spawn = multiprocessing.get_context("spawn")
+    barrier, queue = spawn.Barrier(2), spawn.Queue()
+    processes = [spawn.Process(target=_compile_slowly, args=(str(tmp_path), barrier, queue))
+                 for _ in range(2)]
+    for process in processes:
+        process.start()
+    counts = sorted(queue.get(timeout=120) for _ in processes)
+    for process in processes:
+        process.join(30)
+        assert process.exitcode == 0
+    assert counts == [(0, 1), (1, 0)]  # one miss (compiled), one hit (loaded)
