@@ -169,15 +169,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await build_routes(app)
         app.state.job_ends = JobEnds(app.state.async_redis, settings)
         app.state.job_ends.start()  # the long-polls' listener subscribes before the first one
-        stopping = threading.Event()  # set at shutdown: a loader still waiting for a worker ends
         app.state.upload_path_loaded = threading.Event()  # readiness waits for it
         threading.Thread(target=load_upload_path, name="load-upload-path", daemon=True,
-                         args=(app.state.graphgpu.jobs, settings, stopping,
-                               app.state.upload_path_loaded)).start()
+                         args=(settings, app.state.upload_path_loaded)).start()
         if keys.open:
             log.warning(OPEN_MODE_WARNING)
         yield
-        stopping.set()
         await app.state.job_ends.stop()
         await app.state.async_redis.aclose()
         redis.close()

@@ -104,8 +104,8 @@ def health(request: Request) -> dict[str, Any]:
             responses={503: {"model": ErrorBody}})
 def ready(request: Request) -> dict[str, Any]:
     """200 when Redis answers, at least one worker is live and the API has loaded its upload
-    path (:func:`~graphgpu.service.uploads.load_upload_path`, once a worker is live), else 503
-    with the reason."""
+    path (:func:`~graphgpu.service.uploads.load_upload_path`, at its start-up), else 503 with
+    the reason."""
     st = state(request)
     try:
         st.redis.ping()
