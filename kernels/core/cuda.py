@@ -91,16 +91,17 @@ def _kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...],
     # The first lookup compiles the module, or loads it from CuPy's disk cache. Processes that
     # need one module at once (a first start's compile pool: counting's module in five shares
     # on the GPU host, 2026-11-27) compile it in one of them; the others wait, then load it.
-    with exclusive(_lock_path(module.code, module.options)):
+    with exclusive(module_lock(source, options)):
         return {name: module.get_function(name) for name in names}
 
 
-def _lock_path(code: str, options: tuple[str, ...]) -> Path:
-    # Beside CuPy's disk cache, one per module text and options (what CuPy's key adds, the
-    # architecture and the compiler's version, is the same for every process of a machine).
+def module_lock(source: Path, options: tuple[str, ...] = ()) -> Path:
+    """The file locked while a module's first lookup in a process compiles it (or loads it from
+    CuPy's disk cache): beside that cache, one per module text and options (what CuPy's key
+    adds, the architecture and the compiler's version, is the same for a machine's processes)."""
     folder = Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser()
-    digest = hashlib.blake2b("\0".join((code, *options)).encode(), digest_size=12).hexdigest()
-    return folder / f"graphgpu-{digest}.lock"
+    text = "\0".join((module_code(Path(source)), *options))
+    return folder / f"graphgpu-{hashlib.blake2b(text.encode(), digest_size=12).hexdigest()}.lock"
 
 
 @cache

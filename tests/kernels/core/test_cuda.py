@@ -46,42 +46,30 @@ def test_concurrently_runs_each_on_a_side_stream_before_what_follows() -> None:
     assert cp.cuda.get_current_stream().ptr == main.ptr
 
 
-def _load_module(cache: str, barrier: Any, queue: Any) -> None:
-    """In a process: count NVRTC runs while loading the traversal module through the loader,
-    at the same time as another process."""
-    import os
-
-    os.environ["CUPY_CACHE_DIR"] = cache
-    from cupy.cuda import compiler
-
-    runs = []
-    name = next(n for n in ("_compile_using_nvrtc_no_warning", "compile_using_nvrtc")
-                if hasattr(compiler, n))
-    nvrtc = getattr(compiler, name)
-    setattr(compiler, name, lambda *args, **kwargs: runs.append(1) or nvrtc(*args, **kwargs))
-    from graphgpu.kernels.algorithms.traversal import gpu as traversal
-    from graphgpu.kernels.core.cuda import kernels
-
-    barrier.wait()
-    kernels(traversal.CUDA_SOURCE, traversal.BFS_KERNELS)
-    queue.put(len(runs))
-
-
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
-def test_processes_loading_one_module_at_once_compile_it_once(tmp_path: Path) -> None:
-    """Two processes that need one module on an empty kernel cache: one runs NVRTC, the other
-    waits for it and loads its binary (a first start's compile pool)."""
-    import multiprocessing
+def test_a_modules_first_load_waits_for_another_process(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While another process holds a module's lock (compiling it, in a first start's pool), a
+    process that needs the module waits, then loads it (from CuPy's disk cache, where the other
+    one left it): it cannot finish while the lock is held, and does once it is released."""
+    import os
+    import subprocess
+    import sys
 
-    spawn = multiprocessing.get_context("spawn")
-    barrier, queue = spawn.Barrier(2), spawn.Queue()
-    processes = [spawn.Process(target=_load_module, args=(str(tmp_path), barrier, queue))
-                 for _ in range(2)]
-    for process in processes:
-        process.start()
-    runs = sorted(queue.get(timeout=300) for _ in processes)
-    for process in processes:
-        process.join(60)
-        assert process.exitcode == 0
-    assert runs == [0, 1]
+    from graphgpu.kernels.algorithms.traversal import gpu as traversal
+    from graphgpu.kernels.core.cuda import module_lock
+    from graphgpu.kernels.core.locks import exclusive
+
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
+    load = ("from graphgpu.kernels.algorithms.traversal import gpu; "
+            "from graphgpu.kernels.core.cuda import kernels; "
+            "print(len(kernels(gpu.CUDA_SOURCE, gpu.BFS_KERNELS)))")
+    with exclusive(module_lock(traversal.CUDA_SOURCE)) as held:
+        assert held
+        child = subprocess.Popen([sys.executable, "-c", load], env=dict(os.environ),
+                                 stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(8)  # its imports and the module's compile take less alone
+    out, _ = child.communicate(timeout=300)
+    assert child.returncode == 0 and int(out) == len(traversal.BFS_KERNELS)
