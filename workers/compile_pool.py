@@ -195,10 +195,11 @@ def stamp_path(backend: Backend) -> Path:
     return KERNELS / "__pycache__" / "graphgpu-warm-up-cpu.json"
 
 
-def _locked(backend: Backend) -> AbstractContextManager[bool]:
+def _locked(backend: Backend, wait: bool = True) -> AbstractContextManager[bool]:
     # The backend's compile lock, beside its stamp: a second worker of this host waits for the
-    # first one's pool (logged) instead of compiling the same code at once.
-    return exclusive(stamp_path(backend).with_suffix(".lock"), waiting=lambda: log.info(
+    # first one's pool (logged) instead of compiling the same code at once; without ``wait``
+    # it goes on at once (yielding False) when another holds it.
+    return exclusive(stamp_path(backend).with_suffix(".lock"), wait=wait, waiting=lambda: log.info(
         "waiting for another worker's compile pool (%s)", backend))
 
 
@@ -234,7 +235,12 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
     seconds: dict[str, float] = {}  # each share's at the last pool run, from the stamps
     for backend in sorted({*backends, *later}, key=LOCK_ORDER.index):
         lock = ExitStack()
-        lock.enter_context(_locked(backend))
+        # A later backend that another worker's pool holds is left to it (a second GPU's
+        # worker waits for the first one's GPU shares, not for its CPU's), as is one whose
+        # lock cannot be taken here (its own worker compiles it then).
+        if not lock.enter_context(_locked(backend, wait=backend in backends)) and (
+                backend not in backends):
+            continue
         mark = fingerprint(backend)
         try:
             stamp = json.loads(stamp_path(backend).read_text())

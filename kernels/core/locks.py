@@ -15,12 +15,14 @@ except ImportError:  # not POSIX: each process does the work itself
 
 
 @contextmanager
-def exclusive(path: Path, waiting: Callable[[], None] | None = None) -> Iterator[bool]:
+def exclusive(path: Path, waiting: Callable[[], None] | None = None,
+              wait: bool = True) -> Iterator[bool]:
     """Hold an exclusive lock on the file ``path`` (created, with its folder, if missing) for
-    the block, waiting for another process's (``waiting`` is called first when it must wait).
-    Yields whether the lock is held: not where there is no ``flock`` or the file cannot be
-    written (a read-only cache), and the block then runs unlocked. Not reentrant: a process
-    that takes one path twice waits for itself."""
+    the block, waiting for another process's (``waiting`` is called first when it must wait;
+    without ``wait``, the block runs at once, unlocked). Yields whether the lock is held: not
+    where there is no ``flock`` or the file cannot be written (a read-only cache), and the
+    block then runs unlocked. Not reentrant: a process that takes one path twice waits for
+    itself."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = open(path, "ab")  # noqa: SIM115 (closed below, which releases the lock)
@@ -34,6 +36,9 @@ def exclusive(path: Path, waiting: Callable[[], None] | None = None) -> Iterator
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                yield False
+                return
             if waiting is not None:
                 waiting()
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes

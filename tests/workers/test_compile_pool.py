@@ -360,3 +360,19 @@ def test_a_first_start_orders_its_shares_by_the_gpu_hosts_seconds(
     assert keys[:len(unknown)] == unknown
     known = [typical[key] for key in keys[len(unknown):]]
     assert known == sorted(known, reverse=True) and len(known) == len(typical)
+
+
+def test_a_later_backend_another_pool_holds_is_left_to_it(kernels: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second GPU's worker, while the first one's pool still compiles the CPU's shares: it
+    does not wait for them (nor compile them again), only its own backend's."""
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(kernels / "cupy"))
+    monkeypatch.setattr(compile_pool, "fingerprint", lambda backend: f"code-{backend}")
+    pool = InProcessPool()
+    monkeypatch.setattr(compile_pool, "ProcessPoolExecutor", pool)
+    cpu = compile_pool.stamp_path("cpu")
+    cpu.parent.mkdir(parents=True, exist_ok=True)
+    with open(cpu.with_suffix(".lock"), "ab") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker's pool, compiling the CPU's shares
+        assert compile_pool.precompile("gpu", processes=2, later=("cpu",)) == {"gpu"}
+    assert {backend for backend, _, _ in pool.submitted} == {"gpu"} and not cpu.exists()
