@@ -136,8 +136,10 @@ def plan_workers(python: str, env: dict[str, str], gpus: int,
     the GPU workers take the cpu queue as well, both backends compiled before they are live.
     """
     worker = [python, "-m", "graphgpu.workers", "--backend"]
+    # beside GPU workers, a CPU worker sees no GPU: nothing it loads can take device memory
     cpu = [Child(f"cpu-worker-{i}", [*worker, "cpu", *(["--queues", "cpu"] if gpus else [])],
-                 env, death_signal=signal.SIGKILL) for i in range(cpu_workers)]
+                 {**env, "CUDA_VISIBLE_DEVICES": ""} if gpus else env,
+                 death_signal=signal.SIGKILL) for i in range(cpu_workers)]
     if not gpus:
         return cpu, []
     queues = ["--queues", "gpu,auto"] if cpu else []

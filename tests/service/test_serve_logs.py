@@ -75,6 +75,7 @@ def test_a_gpu_host_starts_its_cpu_workers_once_the_gpu_workers_are_live() -> No
     assert [queues(child) for child in first] == ["gpu,auto", "gpu,auto"]
     assert [(child.argv[child.argv.index("--backend") + 1], queues(child)) for child in later] \
         == [("cpu", "cpu")]
+    assert later[0].env["CUDA_VISIBLE_DEVICES"] == ""  # it sees no GPU
     first, later = plan_workers("python", {}, gpus=0, cpu_workers=2)
     assert len(first) == 2 and not later and {queues(child) for child in first} == {None}
     first, later = plan_workers("python", {}, gpus=1, cpu_workers=0)
