@@ -167,8 +167,8 @@ def typical_seconds() -> dict[str, float]:
 def _compile(backend: Backend, names: tuple[str, ...], part: str | None) -> float:
     # In a pool process: warm one share (algorithm names, or none: generators and parser; a
     # part of them or all) on one backend, which fills the disk caches; returns its seconds.
-    # Numba functions that shares have in common may be compiled by two at once: their saves
-    # are serialised by core/jit_cache.py.
+    # What shares have in common (Numba functions, CUDA modules) is compiled by the first that
+    # needs it, the others waiting for it (core/jit_cache.py, core/cuda.py).
     start = time.perf_counter()
     if names:
         warmup.warm_up(backend, names, part)
