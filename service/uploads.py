@@ -154,7 +154,6 @@ async def read_upload(request: Request, limit: int) -> Upload:
     return Upload(await file.read(), filename=file.filename, fields=fields)
 
 
-#: Seconds between two looks for a live worker before the upload path is loaded.
 def load_upload_path(settings: Settings, loaded: threading.Event) -> None:
     """Load the upload path's compiled code (:func:`warm_up_upload_path`), then set ``loaded``
     (the API is ready once a worker is live too), so that the first upload does not (a thread

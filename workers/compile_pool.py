@@ -240,6 +240,7 @@ def precompile(*backends: Backend, processes: int | None = None, load: bool = Fa
         # lock cannot be taken here (its own worker compiles it then).
         if not lock.enter_context(_locked(backend, wait=backend in backends)) and (
                 backend not in backends):
+            lock.close()
             continue
         mark = fingerprint(backend)
         try:

@@ -91,7 +91,7 @@ def _kernels(source: Path, names: tuple[str, ...], options: tuple[str, ...],
     # The first lookup compiles the module, or loads it from CuPy's disk cache. Processes that
     # need one module at once (a first start's compile pool: counting's module in five shares
     # on the GPU host, 2026-11-27) compile it in one of them; the others wait, then load it.
-    with exclusive(module_lock(source, options)):
+    with exclusive(_lock_file(module.code, options)):  # the text it compiles, read once
         return {name: module.get_function(name) for name in names}
 
 
@@ -99,8 +99,12 @@ def module_lock(source: Path, options: tuple[str, ...] = ()) -> Path:
     """The file locked while a module's first lookup in a process compiles it (or loads it from
     CuPy's disk cache): beside that cache, one per module text and options (what CuPy's key
     adds, the architecture and the compiler's version, is the same for a machine's processes)."""
+    return _lock_file(module_code(Path(source)), options)
+
+
+def _lock_file(code: str, options: tuple[str, ...]) -> Path:
     folder = Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser()
-    text = "\0".join((module_code(Path(source)), *options))
+    text = "\0".join((code, *options))
     return folder / f"graphgpu-{hashlib.blake2b(text.encode(), digest_size=12).hexdigest()}.lock"
 
 
