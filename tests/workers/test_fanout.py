@@ -70,6 +70,11 @@ def two_workers(redis_url: str, tmp_path_factory: pytest.TempPathFactory
         stack.start_api()
         for _ in range(2):
             stack.start_worker()
+        names = [w["name"] for w in stack.live_workers()]
+        # A worker is listed once its monitor registers it, a moment before its first wait on
+        # the queue: a job submitted in between could see every shard taken by the other one.
+        wait_until(lambda: all(stack.redis.hget(f"rq:worker:{name}", "state") == b"idle"
+                               for name in names))
         yield stack, stack.upload(edgelist(), name="ba1500")["id"]
     finally:
         stack.stop()
