@@ -22,7 +22,13 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from graphgpu.service.deps import AppState, state
 from graphgpu.service.deps import current_caller as caller
 from graphgpu.service.errors import ApiError, NotFound, check_id
-from graphgpu.service.keyring import Caller, KeyRing, hash_key, read_key_file
+from graphgpu.service.keyring import (
+    OPEN_MODE_WARNING,
+    Caller,
+    KeyRing,
+    hash_key,
+    read_key_file,
+)
 from graphgpu.service.limits import check_rate_async
 
 __all__ = ["OPEN_CALLER", "OPEN_MODE_WARNING", "OPEN_TENANT", "Caller", "KeyRing", "authenticate",
@@ -30,10 +36,6 @@ __all__ = ["OPEN_CALLER", "OPEN_MODE_WARNING", "OPEN_TENANT", "Caller", "KeyRing
 
 #: The tenant of every caller in open mode.
 OPEN_TENANT = "public"
-OPEN_MODE_WARNING = (
-    "NO API KEYS ARE CONFIGURED: the service is OPEN, anyone who can reach it can read and "
-    "delete every graph and job. Set GRAPHGPU_API_KEYS or GRAPHGPU_API_KEY_FILE unless this "
-    "is a single-user machine.")
 
 
 OPEN_CALLER = Caller(OPEN_TENANT, admin=True, key_id="open")

@@ -13,6 +13,10 @@ from pathlib import Path
 from graphgpu.kernels.core.settings import ApiKey, Settings
 
 _HASH_PREFIX = "sha256:"
+OPEN_MODE_WARNING = (
+    "NO API KEYS ARE CONFIGURED: the service is OPEN, anyone who can reach it can read and "
+    "delete every graph and job. Set GRAPHGPU_API_KEYS or GRAPHGPU_API_KEY_FILE unless this "
+    "is a single-user machine.")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ dead supervisor left on the folder is stopped before a new one starts.
 
 from __future__ import annotations
 
+import http.client
 import logging
 import os
 import resource
@@ -22,16 +23,16 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import httpx
 from redis import Redis
 
 from graphgpu.kernels.core import protocol
 from graphgpu.kernels.core.observability import configure_logging
 from graphgpu.kernels.core.settings import Settings, get_settings
-from graphgpu.service.auth import OPEN_MODE_WARNING, KeyRing
+from graphgpu.service.keyring import OPEN_MODE_WARNING, KeyRing
 from graphgpu.service.lifecycle import AlreadyRunning, die_with_parent, lock_data_dir
 from graphgpu.service.redis_server import RedisServer
 
@@ -162,10 +163,10 @@ def port_free(host: str, port: int) -> bool:
 def is_ready(host: str, port: int) -> bool:
     """Whether the API answers ``GET /v1/ready`` with 200 (Redis up and a worker live)."""
     address = f"[{host}]" if ":" in host else ("127.0.0.1" if host == "0.0.0.0" else host)
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per readiness probe
     try:
-        return httpx.get(f"http://{address}:{port}/v1/ready", timeout=2.0).status_code == 200
-    except httpx.HTTPError:
+        with urllib.request.urlopen(f"http://{address}:{port}/v1/ready", timeout=2.0) as answer:
+            return answer.status == 200
+    except (OSError, http.client.HTTPException):  # URLError and HTTPError (a 503) are OSErrors
         return False
 
 
