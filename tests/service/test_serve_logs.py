@@ -7,6 +7,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -14,6 +16,7 @@ import pytest
 
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.service.redis_server import free_port
+from graphgpu.service.serve import is_ready
 from tests.conftest import PLUGIN, REPO, wait_until
 
 
@@ -22,6 +25,25 @@ def serve_env(data_dir: Path, port: int) -> dict[str, str]:
     return {**env, "GRAPHGPU_DATA_DIR": str(data_dir), "GRAPHGPU_PORT": str(port),
             "GRAPHGPU_LOG_FORMAT": "text", "GRAPHGPU_EXTRA_ALGORITHM_MODULES": f'["{PLUGIN}"]',
             "PYTHONPATH": str(REPO)}
+
+
+@pytest.mark.parametrize("status", [200, 503])
+def test_readiness_is_the_ready_route_answering_200(status: int) -> None:
+    class Ready(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the handler's name)
+            self.send_response(status if self.path == "/v1/ready" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Ready) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            assert is_ready("0.0.0.0", server.server_address[1]) is (status == 200)
+        finally:
+            server.shutdown()
+    assert not is_ready("127.0.0.1", free_port())  # nothing listening
 
 
 def test_busy_port_is_an_error_and_nothing_starts(tmp_path: Path) -> None:
