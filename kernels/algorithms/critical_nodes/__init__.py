@@ -48,6 +48,10 @@ project's seeds):
   offered as they are first (never worse than greedy where one fits), and building the
   population takes at most ``POPULATION_SHARE`` of the limit (where it cannot, the rest of the
   time improves the best set again and again). Population and moves shrink as n * k grows.
+  On a small instance (n * k up to ``POLISH_MAX_WORK``) a run bounded by time gives its last
+  ``POLISH_SHARE`` of the limit to the ``search`` chains from its best set (``polish_gain``:
+  the pairs they took off): on Watts-Strogatz graphs the population stalls where those
+  chains go on.
   On the GPU each generation's children are improved at once, one warp each; the answer is
   deterministic per seed and backend when ``generations`` ends the run (the backends need not
   agree).

@@ -167,7 +167,7 @@ def critical_nodes_cpu(graph: Graph, params: CndParams, progress: ProgressFn,
                  memetic_starts=lambda batch: population_starts(graph, params.k, params.seed,
                                                                params.time_limit_s),
                  starts=starts,
-                 search=lambda state, removed, objective, started, deadline, patience: search_cpu(
-                     graph, removed, objective, params.seed, patience, started, deadline,
-                     progress))
+                 search=lambda state, removed, objective, started, deadline, patience, told:
+                 search_cpu(graph, removed, objective, params.seed, patience, started, deadline,
+                            told))
 

@@ -13,11 +13,14 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.algorithms.critical_nodes.cost import cnd_seconds
-from graphgpu.kernels.algorithms.critical_nodes.memetic import memetic
+from graphgpu.kernels.algorithms.critical_nodes.memetic import Outcome, memetic
 from graphgpu.kernels.algorithms.critical_nodes.params import CndParams, is_memetic, seeds_for
 from graphgpu.kernels.algorithms.critical_nodes.result import check_k, make_result, objective_of
 from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     FIRST_START_SHARE,
+    MAX_LISTED,
+    POLISH_MAX_WORK,
+    POLISH_SHARE,
     START_SHARE,
     patience_for,
 )
@@ -29,9 +32,9 @@ from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, P
 #: ``until``: a ``time.perf_counter()`` value
 #: after which no further start begins (the first always runs), None: every seed.
 StartsFn = Callable[[range, float, float | None], tuple[int, int, np.ndarray, Any, int, str]]
-#: ``search(state, removed, objective, started, deadline, patience)`` -> (removed, objective,
-#: time to best, iterations, timeline).
-SearchFn = Callable[[Any, np.ndarray, int, float, float, int],
+#: ``search(state, removed, objective, started, deadline, patience, progress)`` -> (removed,
+#: objective, time to best, iterations, timeline).
+SearchFn = Callable[[Any, np.ndarray, int, float, float, int, ProgressFn],
                     tuple[np.ndarray, int, float, int, list[list[float]]]]
 
 
@@ -78,12 +81,22 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
     if is_memetic(params):
         improve = improver()
         batch = batch_of(improve)
-        out = memetic(graph, params.k, params.seed, improve, batch, started, deadline, progress,
-                      params.generations, lambda: memetic_starts(batch), exchange)
+        # A run bounded by time on a small instance ends with the swap search from its best
+        # set (a run of ``generations`` stays the memetic search alone: deterministic per seed).
+        polish = POLISH_SHARE * params.time_limit_s if (
+            params.generations is None and graph.n * params.k <= POLISH_MAX_WORK) else 0.0
+        share = 1.0 - polish / params.time_limit_s
+        out = memetic(graph, params.k, params.seed, improve, batch, started, deadline - polish,
+                      _scaled(progress, 0.0, share), params.generations,
+                      lambda: memetic_starts(batch), exchange)
+        fields = {**out.summary_fields(params.seed), "polish_gain": 0}
+        if polish > 0 and out.objective > 0:
+            _polish(search, out, fields, started, deadline, patience_for(params.k),
+                    _scaled(progress, share, 1.0))
         progress(1.0, f"critical_nodes: objective {out.objective}")
         return make_result(graph, params, out.removed, out.objective, backend=backend,
                            descent_on=getattr(getattr(improve, "descent", None), "ran_on", None),
-                           **out.summary_fields(params.seed))
+                           **fields)
     seeds = seeds_for(params)
     search_on = params.method == "search"
     until = started + START_SHARE * params.time_limit_s if search_on else None
@@ -99,8 +112,33 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
                               "starts_run": run, "starts_on": starts_on,
                               "time_to_best_s": time.perf_counter() - started}
     if search_on:
-        outcome = search(state, removed, objective, started, deadline, patience_for(params.k))
+        outcome = search(state, removed, objective, started, deadline, patience_for(params.k),
+                         progress)
         removed, objective, fields["time_to_best_s"], fields["iterations"], \
             fields["timeline"] = outcome
     progress(1.0, f"critical_nodes: objective {objective}")
     return make_result(graph, params, removed, objective, backend=backend, **fields)
+
+
+def _scaled(progress: ProgressFn, low: float, high: float) -> ProgressFn:
+    """``progress`` for a phase that fills ``low``..``high`` of the bar."""
+    return lambda fraction, message="": progress(low + (high - low) * fraction, message)
+
+
+def _polish(search: SearchFn, out: Outcome, fields: dict[str, Any], started: float,
+            deadline: float, patience: int, progress: ProgressFn) -> None:
+    """The memetic run's last phase: the backend's swap search (``method=search``'s chains)
+    from the best set until ``deadline``; a better set replaces ``out``'s, its moves and new
+    bests join ``fields``."""
+    begun = time.perf_counter()
+    removed, objective, found, iterations, timeline = search(
+        None, out.removed, out.objective, begun, deadline, patience, progress)
+    fields["iterations"] += iterations
+    fields["polish_gain"] = max(out.objective - objective, 0)
+    if objective < out.objective:
+        out.removed, out.objective = removed, objective
+        offset = begun - started  # the search's times count from its own start
+        fields["time_to_best_s"] = offset + found
+        last = fields["timeline"][-1][1]
+        fields["timeline"] = (fields["timeline"] + [
+            [round(offset + t, 6), value] for t, value in timeline if value < last])[:MAX_LISTED]

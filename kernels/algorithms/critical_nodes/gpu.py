@@ -414,6 +414,6 @@ def critical_nodes_gpu(graph: Graph, params: CndParams, progress: ProgressFn,
                  memetic_starts=lambda batch: cnd_starts(graph, params.k, params.seed,
                                                          params.time_limit_s, batch - 1),
                  starts=starts,
-                 search=lambda state, removed, objective, started, deadline, patience: search(
-                     graph, params.k, state, removed, objective, params.seed, patience, started,
-                     deadline, progress))
+                 search=lambda state, removed, objective, started, deadline, patience, told:
+                 search(graph, params.k, state, removed, objective, params.seed, patience,
+                        started, deadline, told))

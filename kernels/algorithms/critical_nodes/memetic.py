@@ -25,6 +25,9 @@ crossover) with reduce-solve-combine restarts:
 * After ``STALL_GENERATIONS`` generations without a new best, a restart keeps the best member,
   fixes the nodes most of the population agrees on (reduce), completes them with random and
   greedy choices and improves the new members (solve), and breeds them with the best (combine).
+* The driver may end a run bounded by time with the swap search from the best set
+  (:mod:`~graphgpu.kernels.algorithms.critical_nodes.driver`, small instances): the memetic
+  search then gets the time before it.
 * Islands (``exchange``, the shards of a distributed run): every ``MIGRATION_SHARE`` of the
   time limit, between generations, the best set goes out and the other islands' bests come in;
   each arrival's objective is recomputed here, and it joins the population as a child would.

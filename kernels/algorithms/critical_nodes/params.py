@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphgpu.kernels.algorithms.critical_nodes.tuning import POLISH_MAX_WORK
 from graphgpu.kernels.core.registry import VOLATILE
 
 
@@ -79,6 +80,10 @@ class CndSummary(BaseModel):
                              json_schema_extra=VOLATILE)
     restarts: int = Field(0, description="memetic: reduce-solve-combine restarts.",
                           json_schema_extra=VOLATILE)
+    polish_gain: int = Field(
+        0, description=f"memetic on a small instance (n * k up to {POLISH_MAX_WORK:,}), bounded "
+                       "by time: the pairs that its last phase, the swap search (method search) "
+                       "from the best set, took off.", json_schema_extra=VOLATILE)
     migrants: int = Field(0, description="memetic islands: sets received from other islands "
                                          "that entered this island's population.",
                           json_schema_extra=VOLATILE)

@@ -57,6 +57,17 @@ RANDOM_MOVE = 4
 BLOCK_NODES = 500
 BLOCK_MAX = 32
 
+#: A memetic run bounded by time on an instance of n * k up to ``POLISH_MAX_WORK`` (the CNP
+#: benchmark's 16) gives its last ``POLISH_SHARE`` of the time to the swap search (``search``'s
+#: chains; on the GPU hundreds at once) from its best set. On WS250 (k = 70) the memetic alone
+#: stalled far above what ``search`` found in the same time (10 s, seeds 0 / 1: CPU 4,057 /
+#: 3,378 against 3,154 / 3,154; GPU 3,210 / 3,188 against 3,094 / 3,094; best known 3,083),
+#: while on WS1000 and ER2344 ``search`` trailed it (GPU 206k / 1.13M against 125k / 1.00M;
+#: H100, 2026-11-27). Larger graphs keep the memetic search to the end (their descent and
+#: chains gain late: ca-HepTh at 60 s).
+POLISH_SHARE = 1 / 3
+POLISH_MAX_WORK = 1_000_000
+
 #: Generations without a new best before a reduce-solve-combine restart.
 STALL_GENERATIONS = 30
 #: Share of a member's nodes drawn at random when a member is built from scratch or restarted.

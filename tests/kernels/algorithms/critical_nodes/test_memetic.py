@@ -31,7 +31,7 @@ from graphgpu.kernels.algorithms.critical_nodes.search import (
     block_delete,
     block_restore,
 )
-from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_NODES
+from graphgpu.kernels.algorithms.critical_nodes.tuning import BLOCK_NODES, POLISH_MAX_WORK
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.kernels.core.errors import JobCanceled
 from graphgpu.kernels.core.registry import no_progress
@@ -122,15 +122,18 @@ def test_memetic_is_deterministic_per_seed_and_beats_greedy() -> None:
 
 
 def test_memetic_is_anytime_and_honours_the_time_limit() -> None:
+    # n * k past POLISH_MAX_WORK: the memetic search to the end (no search phase)
     g = nx.watts_strogatz_graph(3000, 6, 0.1, seed=2)
     graph = from_nx(g)
-    run(graph, method="memetic", k=300, time_limit_s=0.2)  # compiled before it is timed
+    assert graph.n * 400 > POLISH_MAX_WORK
+    run(graph, method="memetic", k=400, time_limit_s=0.2)  # compiled before it is timed
     calls: list[tuple[float, str]] = []
     tick = time.perf_counter()
-    result = critical_nodes_cpu(graph, CndParams(k=300, method="memetic", time_limit_s=1.0),
+    result = critical_nodes_cpu(graph, CndParams(k=400, method="memetic", time_limit_s=1.0),
                                 lambda fraction, message="": calls.append((fraction, message)))
     assert time.perf_counter() - tick < 1.0 + 5.0  # generous: a shared machine
-    check(g, graph, result, 300)
+    check(g, graph, result, 400)
+    assert result.summary["polish_gain"] == 0
     timeline = result.summary["timeline"]
     assert timeline[0][0] < 1.0  # a valid set long before the limit
     objectives = [o for _, o in timeline]
@@ -142,6 +145,34 @@ def test_memetic_is_anytime_and_honours_the_time_limit() -> None:
     assert messages[-1].startswith(f"critical_nodes: memetic best {int(objectives[-1])} ")
     fractions = [f for f, _ in calls]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
+
+
+def test_a_timed_memetic_run_on_a_small_instance_ends_with_the_search() -> None:
+    g = nx.watts_strogatz_graph(250, 10, 0.2, seed=3)
+    graph = from_nx(g)
+    assert graph.n * 60 <= POLISH_MAX_WORK
+    run(graph, method="memetic", k=60, time_limit_s=0.2)  # compiled before it is timed
+    calls: list[tuple[float, str]] = []
+    tick = time.perf_counter()
+    result = critical_nodes_cpu(graph, CndParams(k=60, method="memetic", time_limit_s=1.5),
+                                lambda fraction, message="": calls.append((fraction, message)))
+    assert time.perf_counter() - tick < 1.5 + 5.0
+    check(g, graph, result, 60)
+    messages = [m for _, m in calls]
+    searched = [i for i, m in enumerate(messages) if m.startswith("critical_nodes: search best")]
+    assert searched and min(searched) > max(i for i, m in enumerate(messages) if "memetic" in m)
+    fractions = [f for f, _ in calls]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    summary = result.summary
+    objectives = [o for _, o in summary["timeline"]]
+    assert objectives == sorted(objectives, reverse=True) and len(set(objectives)) == len(
+        objectives) and objectives[-1] == summary["objective"]
+    assert summary["polish_gain"] >= 0 and summary["iterations"] > 0
+    # A run of generations is the memetic search alone (deterministic per seed).
+    calls.clear()
+    critical_nodes_cpu(graph, CndParams(k=60, method="memetic", generations=2, time_limit_s=60),
+                       lambda fraction, message="": calls.append((fraction, message)))
+    assert not any(m.startswith("critical_nodes: search best") for _, m in calls)
 
 
 def test_memetic_can_be_canceled() -> None:
