@@ -61,8 +61,10 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
         The greedy starts (share: the part of the progress bar they fill). ``search`` gives
         them ``START_SHARE`` of its time limit.
     search : SearchFn
-        The swap search (method ``search`` only); its state is None where no greedy start fit
-        in ``FIRST_START_SHARE`` of the time limit (it starts from the k highest-degree nodes).
+        The swap search (method ``search``, and the last phase of a memetic run bounded by time
+        on a small instance); its state is None where no greedy start fit in
+        ``FIRST_START_SHARE`` of the time limit (it starts from the k highest-degree nodes) and
+        in that last phase (it starts from the memetic's best set).
     exchange : Exchange or None
         A memetic island's link to its sibling islands (memetic methods only).
 
