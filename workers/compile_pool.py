@@ -33,6 +33,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from graphgpu.kernels.core.cuda import kernel_cache_dir
 from graphgpu.kernels.core.locks import exclusive
 from graphgpu.kernels.core.registry import Backend, algorithms
 from graphgpu.workers import warmup
@@ -190,8 +191,7 @@ def stamp_path(backend: Backend) -> Path:
     (Numba's, beside our sources; CuPy's, ``CUPY_CACHE_DIR``), so that a worker on a fresh data
     folder (every test stack) does not compile again what is cached already."""
     if backend == "gpu":
-        return Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser() / (
-            "graphgpu-warm-up.json")
+        return kernel_cache_dir() / "graphgpu-warm-up.json"
     return KERNELS / "__pycache__" / "graphgpu-warm-up-cpu.json"
 
 

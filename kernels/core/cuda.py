@@ -102,10 +102,15 @@ def module_lock(source: Path, options: tuple[str, ...] = ()) -> Path:
     return _lock_file(module_code(Path(source)), options)
 
 
+def kernel_cache_dir() -> Path:
+    """CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, else CuPy's default)."""
+    return Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser()
+
+
 def _lock_file(code: str, options: tuple[str, ...]) -> Path:
-    folder = Path(os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache")).expanduser()
     text = "\0".join((code, *options))
-    return folder / f"graphgpu-{hashlib.blake2b(text.encode(), digest_size=12).hexdigest()}.lock"
+    digest = hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    return kernel_cache_dir() / f"graphgpu-{digest}.lock"
 
 
 @cache

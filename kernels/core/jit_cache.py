@@ -55,9 +55,7 @@ def _lock_compiles() -> None:
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.dispatcher import Dispatcher
 
-    compile_ = Dispatcher.compile
-    if getattr(compile_, "locked", False):
-        return
+    compile_ = Dispatcher.compile  # replaced once: install() returns early when called again
     held: set[str] = set()
 
     @functools.wraps(compile_)
@@ -75,5 +73,4 @@ def _lock_compiles() -> None:
                 finally:
                     held.discard(index)
 
-    locked_compile.locked = True  # type: ignore[attr-defined]
     Dispatcher.compile = locked_compile
