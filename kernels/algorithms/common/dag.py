@@ -129,7 +129,7 @@ def relabel(indptr: np.ndarray, indices: np.ndarray, rank: np.ndarray
     Parameters
     ----------
     indptr, indices : ndarray
-        The graph's CSR.
+        The CSR of an undirected graph (each edge in both rows, no loops, no repeats).
     rank : ndarray
         Rank of each vertex (e.g. :func:`degeneracy_rank`).
 
@@ -140,21 +140,27 @@ def relabel(indptr: np.ndarray, indices: np.ndarray, rank: np.ndarray
         higher neighbour: ``adj[split[v]:ptr[v + 1]]`` is the out-list of ``v`` in the DAG,
         ``adj[ptr[v]:split[v]]`` its in-list.
     """
+    # Rows come out sorted without a sort: rank r is appended to its neighbours' rows in
+    # ascending r, so when r's turn comes its own row holds exactly its lower ranks. (Sorting
+    # each row compiled Numba's quicksort, 2.1 of this function's 2.3 s on a fresh cache.)
     n = indptr.shape[0] - 1
     ptr = np.zeros(n + 1, np.int64)
+    vertex = np.empty(n, np.int64)
     for v in range(n):
         ptr[rank[v] + 1] = indptr[v + 1] - indptr[v]
+        vertex[rank[v]] = v
     for v in range(n):
         ptr[v + 1] += ptr[v]
     adj = np.empty(indices.shape[0], np.int32)
     split = np.empty(n, np.int64)
-    for v in range(n):
-        r = rank[v]
-        row = adj[ptr[r]:ptr[r + 1]]
+    fill = ptr[:n].copy()
+    for r in range(n):
+        split[r] = fill[r]
+        v = vertex[r]
         for j in range(indptr[v], indptr[v + 1]):
-            row[j - indptr[v]] = rank[indices[j]]
-        row.sort()
-        split[r] = ptr[r] + np.searchsorted(row, r)
+            w = rank[indices[j]]
+            adj[fill[w]] = r
+            fill[w] += 1
     return ptr, adj, split
 
 

@@ -156,7 +156,8 @@ def _prune_numba(indptr: np.ndarray, indices: np.ndarray, pinned: np.ndarray, ma
             if degree[w] == 1 and not pinned[w]:
                 cand[count + added] = w  # past this round's entries: read next round
                 added += 1
-        cand[:added] = cand[count:count + added]
+        for k in range(added):  # downwards, never past what it reads
+            cand[k] = cand[count + k]
         count = added
     return vertex[:total].copy(), rnd[:total].copy(), neighbour[:total].copy(), rounds
 

@@ -176,7 +176,11 @@ def connected_items(indptr: np.ndarray, indices: np.ndarray, kmax: int, depth: i
                 if s == depth:  # a node of size depth + 1: an item
                     if count == items.shape[0]:
                         grown = np.empty((2 * items.shape[0], depth + 1), np.int32)
-                        grown[:count] = items[:count]
+                        # A loop, not a slice copy: Numba compiles a slice copy's
+                        # shape-mismatch error (string formatting: 3.4 s a process).
+                        for i in range(count):
+                            for q in range(depth + 1):
+                                grown[i, q] = items[i, q]
                         items = grown
                     items[count, 0] = r
                     for q in range(1, depth + 1):

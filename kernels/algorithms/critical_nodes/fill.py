@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from graphgpu.kernels.algorithms.critical_nodes.greedy import pairs
+from graphgpu.kernels.algorithms.critical_nodes.greedy import pairs, stable_argsort
 from graphgpu.kernels.algorithms.critical_nodes.moves import (
     CTL_FREE,
     CTL_OBJ,
@@ -98,7 +98,7 @@ def fill_round(indptr, indices, k, nd, batch, ctl, deleted, label, size, free, d
             m += 1
     take = min(batch, k - nd)
     if m > 0:
-        order = np.argsort(-gains[:m], kind="mergesort")  # stable: ties by node id
+        order = stable_argsort(-gains[:m])  # ties by node id
         take = min(take, m)
         for i in range(take):
             x = cand[order[i]]

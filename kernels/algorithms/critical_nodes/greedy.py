@@ -28,6 +28,34 @@ def pairs(s: np.int64) -> np.int64:
     return s * (s - 1) // 2
 
 
+@numba.njit(cache=True, nogil=True)
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``: a bottom-up merge sort of the positions.
+
+    Numba's own sorts compile for seconds in every process that needs them (its merge sort
+    3.0 s, its quicksort 1.2-2.1 s on the GPU host's first start, 2026-11-27); this one, a
+    function of its own, compiles in a fraction of that, once a machine (its disk cache).
+    """
+    n = keys.shape[0]
+    order = np.arange(n)
+    spare = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for out in range(lo, hi):  # the left run wins ties: stable
+                if j >= hi or (i < mid and keys[order[i]] <= keys[order[j]]):
+                    spare[out] = order[i]
+                    i += 1
+                else:
+                    spare[out] = order[j]
+                    j += 1
+        order, spare = spare, order
+        width *= 2
+    return order
+
+
 @numba.njit(cache=True, nogil=True, inline="always")  # one caller: no own compile
 def greedy_mis(indptr: np.ndarray, indices: np.ndarray, seed: np.uint64) -> np.ndarray:
     """The maximal independent set taken greedily in order of hashed priority (smallest first).
@@ -40,7 +68,7 @@ def greedy_mis(indptr: np.ndarray, indices: np.ndarray, seed: np.uint64) -> np.n
     prio = np.empty(n, np.uint64)
     for v in range(n):
         prio[v] = mix(base + np.uint64(v))
-    order = np.argsort(prio)
+    order = stable_argsort(prio)
     state = np.zeros(n, np.uint8)  # 0 undecided, 1 in, 2 out
     for i in range(n):
         v = order[i]

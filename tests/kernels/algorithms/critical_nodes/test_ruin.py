@@ -15,7 +15,7 @@ import pytest
 
 from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
-from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, regrow
+from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, regrow, stable_argsort
 from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow, label_kept
 from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_NODES
 from graphgpu.kernels.core.device import gpu_available
@@ -43,6 +43,14 @@ def cnd_start(graph, k: int) -> tuple[int, np.ndarray]:
     sizes = np.zeros(graph.n + 1, np.int64)
     objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(1), comp, sizes))
     return objective, np.flatnonzero(comp == 0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 64, 1000, 1025])
+def test_stable_argsort_is_numpys_stable_argsort(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for keys in (rng.integers(-3, 3, n), rng.integers(-(1 << 40), 1 << 40, n),
+                 rng.integers(0, 1 << 63, n, dtype=np.uint64)):
+        assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
 
 
 def test_regrow_matches_a_plain_python_greedy_from_any_set() -> None:
