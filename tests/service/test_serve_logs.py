@@ -16,7 +16,7 @@ import pytest
 
 from graphgpu.kernels.core.device import gpu_available
 from graphgpu.service.redis_server import free_port
-from graphgpu.service.serve import is_ready
+from graphgpu.service.serve import count_gpus, is_ready
 from tests.conftest import PLUGIN, REPO, wait_until
 
 
@@ -102,6 +102,13 @@ def test_a_gpu_host_starts_its_cpu_workers_once_the_gpu_workers_are_live() -> No
     assert len(first) == 2 and not later and {queues(child) for child in first} == {None}
     first, later = plan_workers("python", {}, gpus=1, cpu_workers=0)
     assert len(first) == 1 and not later and queues(first[0]) is None
+
+
+@pytest.mark.gpu
+def test_the_gpu_count_is_what_cupy_sees() -> None:
+    from graphgpu.kernels.core.device import cupy
+
+    assert count_gpus() == cupy().cuda.runtime.getDeviceCount() >= 1
 
 
 @pytest.mark.gpu
