@@ -118,20 +118,11 @@ def _dag_seconds(graph: Graph, dptr: np.ndarray, dadj: np.ndarray, params: Count
                      f"{ceiling:,.3g}, taken as {nodes:,.0f}; {bitmap_reads:,.0f} bitmap reads")
 
 
-def backend_dag(graph: Graph, backend: Backend) -> tuple[np.ndarray, np.ndarray]:
-    """The oriented graph the backend's clique search runs on, on the host: the GPU's
-    ``(degree, id)`` order built with NumPy, the CPU's degeneracy order. The connected-sets
-    estimate's greedy clique takes it too: with the CPU's order there, a GPU worker's first
-    start compiled the degeneracy order's Numba code (2.2 s on the VM) in that share, the
-    longest of its compile pool (2026-11-27)."""
-    return gpu.clique_dag(graph, np) if backend == "gpu" else cpu.clique_dag(graph)
-
-
 def estimate_cliques(graph: Graph, params: CountParams, backend: Backend) -> Estimate:
     """Cost of ``count_cliques``: sampled roots of the oriented graph (module notes)."""
     if params.k < 3 or graph.m == 0:
         return Estimate(seconds=graph.m * SECONDS_PER_EDGE, detail="closed form")
-    dptr, dadj = backend_dag(graph, backend)
+    dptr, dadj = gpu.clique_dag(graph, np) if backend == "gpu" else cpu.clique_dag(graph)
     seconds, detail = _dag_seconds(graph, dptr, dadj, params, backend)
     return Estimate(seconds=seconds, detail=detail)
 
@@ -154,7 +145,7 @@ def estimate_connected(graph: Graph, params: CountParams, backend: Backend) -> E
             graph.indptr, graph.indices, int(roots[item]), int(first[item]), params.k, walks,
             seed, mark, ext))
     # A w-clique holds C(w, j) connected j-sets, each a search node for 2 <= j < k.
-    found = clique_found(*backend_dag(graph, backend))
+    found = clique_found(*cpu.clique_dag(graph))
     floor = float(sum(math.comb(found, size) for size in range(2, params.k)))
     seconds = (max(nodes, floor) / NODES_PER_SECOND[backend]["connected"]
                + graph.m * SECONDS_PER_EDGE)
