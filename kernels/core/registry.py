@@ -46,6 +46,11 @@ def no_progress(fraction: float, message: str = "") -> None:
     """A :class:`ProgressFn` that ignores reports (direct library use, tests)."""
 
 
+def progress_part(progress: ProgressFn, low: float, high: float) -> ProgressFn:
+    """``progress`` for a step of a job that fills ``low``..``high`` of its bar."""
+    return lambda fraction, message="": progress(low + (high - low) * fraction, message)
+
+
 @dataclass
 class AlgorithmResult:
     """What an algorithm returns, in internal node ids.

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn
+from graphgpu.kernels.core.registry import AlgorithmResult, ProgressFn, progress_part
 
 #: ``(graph, radius, max_batch_bytes, progress) -> volume`` per node, in the backend's arrays.
 VolumesFn = Callable[[Graph, int, int, ProgressFn], Any]
@@ -52,23 +52,18 @@ def rank_agreement(volume: np.ndarray, closeness: np.ndarray) -> dict[str, float
     return out
 
 
-def _part(progress: ProgressFn, lo: float, hi: float) -> ProgressFn:
-    """Progress of a step mapped into ``[lo, hi]`` of the job's."""
-    return lambda fraction, message="": progress(lo + (hi - lo) * fraction, message)
-
-
 def daccer(graph: Graph, params: Any, progress: ProgressFn, volumes: VolumesFn,
            closeness_sums: SumsFn, host: Callable[[Any], np.ndarray]) -> AlgorithmResult:
     """A ``daccer`` job (``params``: ``DaccerParams``) with a backend's functions; ``host``
     copies their arrays to NumPy."""
     split = 0.5 if params.compare_closeness else 1.0
     volume = host(volumes(graph, params.radius, params.max_batch_bytes,
-                          _part(progress, 0.0, split)))
+                          progress_part(progress, 0.0, split)))
     order = ranking(volume)
     summary: dict[str, Any] = {"radius": params.radius, "top_volume": int(volume[order[0]])}
     if params.compare_closeness:
         total, reached, _ = closeness_sums(graph, params.max_batch_bytes,
-                                           _part(progress, split, 1.0))
+                                           progress_part(progress, split, 1.0))
         summary.update(rank_agreement(volume, closeness_values(host(total), host(reached),
                                                                graph.n)))
     progress(1.0, "daccer: done")

@@ -25,7 +25,13 @@ from graphgpu.kernels.algorithms.critical_nodes.tuning import (
     patience_for,
 )
 from graphgpu.kernels.core.graph import Graph
-from graphgpu.kernels.core.registry import AlgorithmResult, Backend, Exchange, ProgressFn
+from graphgpu.kernels.core.registry import (
+    AlgorithmResult,
+    Backend,
+    Exchange,
+    ProgressFn,
+    progress_part,
+)
 
 #: ``starts(seeds, share, until)`` -> (objective, index of the best start, removed node ids, the
 #: state the search continues from, starts run, the device that ran them: "cpu" or "gpu");
@@ -89,12 +95,12 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
             params.generations is None and graph.n * params.k <= POLISH_MAX_WORK) else 0.0
         share = 1.0 - polish / params.time_limit_s
         out = memetic(graph, params.k, params.seed, improve, batch, started, deadline - polish,
-                      _scaled(progress, 0.0, share), params.generations,
+                      progress_part(progress, 0.0, share), params.generations,
                       lambda: memetic_starts(batch), exchange)
         fields = {**out.summary_fields(params.seed), "polish_gain": 0}
         if polish > 0 and out.objective > 0:
             _polish(search, out, fields, started, deadline, patience_for(params.k),
-                    _scaled(progress, share, 1.0))
+                    progress_part(progress, share, 1.0))
         progress(1.0, f"critical_nodes: objective {out.objective}")
         return make_result(graph, params, out.removed, out.objective, backend=backend,
                            descent_on=getattr(getattr(improve, "descent", None), "ran_on", None),
@@ -120,11 +126,6 @@ def solve(graph: Graph, params: CndParams, progress: ProgressFn, backend: Backen
             fields["timeline"] = outcome
     progress(1.0, f"critical_nodes: objective {objective}")
     return make_result(graph, params, removed, objective, backend=backend, **fields)
-
-
-def _scaled(progress: ProgressFn, low: float, high: float) -> ProgressFn:
-    """``progress`` for a phase that fills ``low``..``high`` of the bar."""
-    return lambda fraction, message="": progress(low + (high - low) * fraction, message)
 
 
 def _polish(search: SearchFn, out: Outcome, fields: dict[str, Any], started: float,
