@@ -1,5 +1,5 @@
 """CND* on the CPU (Numba): the seeded greedy MIS and the paper's greedy growth back to n - k nodes
-(near-linear: a heap of lower-bounded costs and small-to-large merges).
+(lower bounds of the costs in heaps, small-to-large merges).
 
 Node states and ids are the ones described in :mod:`graphgpu.kernels.algorithms.critical_nodes`.
 Everything here is deterministic for a given seed: priorities come from :func:`mix` (the
@@ -85,57 +85,121 @@ def _before(score_a, node_a, score_b, node_b) -> bool:
     return score_a < score_b or (score_a == score_b and node_a < node_b)
 
 
+#: Candidates next to the big component whose bound grows by 1 to SLOPES times its growth
+#: wait in a heap per slope (:func:`regrow`), keyed by a part that the growth leaves exact;
+#: the others in heap 0, by their bound when queued.
+SLOPES = 4
+
+
 @numba.njit(cache=True)
-def _heap_push(hscore, hnode, hver, count, score, node, ver) -> None:
-    """Push onto the binary heap held in the first ``count`` slots (room checked by the caller)."""
-    i = count
+def _push(queues: tuple, counts: np.ndarray, q: np.int64, key: np.int64, node: np.int64,
+          version: np.int64) -> None:
+    """Push (key, node, version) onto heap ``q`` of ``queues`` (:func:`_queues`; room checked
+    by the caller): a binary heap by (key, node) in its first ``counts[q]`` slots."""
+    keys, nodes, vers = queues
+    at = q * (keys.shape[0] // (SLOPES + 1))
+    i = counts[q]
+    counts[q] += 1
     while i > 0:
         up = (i - 1) >> 1
-        if not _before(score, node, hscore[up], hnode[up]):
+        if not _before(key, node, keys[at + up], nodes[at + up]):
             break
-        hscore[i], hnode[i], hver[i] = hscore[up], hnode[up], hver[up]
+        keys[at + i], nodes[at + i], vers[at + i] = keys[at + up], nodes[at + up], vers[at + up]
         i = up
-    hscore[i], hnode[i], hver[i] = score, node, ver
+    keys[at + i], nodes[at + i], vers[at + i] = key, node, version
 
 
 @numba.njit(cache=True)
-def _heap_pop(hscore, hnode, hver, count) -> None:
-    """Drop the top of the heap of ``count`` entries (the caller read it first)."""
-    last = count - 1
-    score, node, ver = hscore[last], hnode[last], hver[last]
+def _pop(queues: tuple, counts: np.ndarray, q: np.int64) -> None:
+    """Drop the top of heap ``q`` (the caller read it first)."""
+    keys, nodes, vers = queues
+    at = q * (keys.shape[0] // (SLOPES + 1))
+    counts[q] -= 1
+    last = counts[q]
+    key, node, version = keys[at + last], nodes[at + last], vers[at + last]
     i = 0
     while True:
         child = 2 * i + 1
         if child >= last:
             break
-        if child + 1 < last and _before(hscore[child + 1], hnode[child + 1], hscore[child],
-                                        hnode[child]):
+        if child + 1 < last and _before(keys[at + child + 1], nodes[at + child + 1],
+                                        keys[at + child], nodes[at + child]):
             child += 1
-        if not _before(hscore[child], hnode[child], score, node):
+        if not _before(keys[at + child], nodes[at + child], key, node):
             break
-        hscore[i], hnode[i], hver[i] = hscore[child], hnode[child], hver[child]
+        keys[at + i], nodes[at + i], vers[at + i] = (keys[at + child], nodes[at + child],
+                                                     vers[at + child])
         i = child
-    hscore[i], hnode[i], hver[i] = score, node, ver
+    keys[at + i], nodes[at + i], vers[at + i] = key, node, version
+
+
+#: A forbidden node of more arcs than this, next to a merge, gets a bound instead of its cost
+#: (:func:`regrow`): hubs next to nearly every merge made CND* quadratic on R-MAT graphs.
+LAZY_DEGREE = 64
+
+
 
 
 @numba.njit(cache=True)
-def _heap_arrays(cap: int) -> tuple:
-    """Key, node and version arrays of a heap of ``cap`` entries."""
-    return np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
+def _queues(cap: int) -> tuple:
+    """Keys, nodes and versions of heaps 0 to SLOPES, heap q at ``q * cap`` of each array."""
+    size = (SLOPES + 1) * cap
+    return np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, np.int64)
 
 
 @numba.njit(cache=True)
-def _grown(score, node, ver, count, cap) -> tuple:
-    """The heap's first ``count`` entries in arrays of ``cap``."""
-    out = _heap_arrays(cap)
-    for i in range(count):  # a loop, not slices: no compiled shape-mismatch message
-        out[0][i], out[1][i], out[2][i] = score[i], node[i], ver[i]
-    return out
+def _room(queues: tuple, counts: np.ndarray, extra: np.int64) -> tuple:
+    """``queues`` with room for ``extra`` more entries in each heap (doubled when short)."""
+    cap = queues[0].shape[0] // (SLOPES + 1)
+    need = extra
+    for q in range(SLOPES + 1):
+        need = max(need, counts[q] + extra)
+    if need <= cap:
+        return queues
+    grown = _queues(max(2 * cap, need))
+    wide = grown[0].shape[0] // (SLOPES + 1)
+    for q in range(SLOPES + 1):
+        for i in range(counts[q]):  # a loop, not slices: no compiled shape-mismatch message
+            for a in range(3):
+                grown[a][q * wide + i] = queues[a][q * cap + i]
+    return grown
 
 
 @numba.njit(cache=True)
-def _join_cost(indptr, indices, comp, sizes, mark, stamp, x) -> np.int64:
-    """Pairs that restoring the forbidden node ``x`` adds (its neighbour components joined)."""
+def _least(queues: tuple, counts: np.ndarray, ver: np.ndarray, comp: np.ndarray,
+           size: np.int64) -> tuple:
+    """The least top once voided tops (older versions, restored nodes) are dropped: (heap,
+    bound, node), its bound for heap q > 0 ``key + q * size`` (exact), for heap 0 its key (the
+    bound when queued); heap -1 when all are empty."""
+    cap = queues[0].shape[0] // (SLOPES + 1)
+    best, value, node = -1, np.int64(0), np.int64(-1)
+    for q in range(SLOPES + 1):
+        at = q * cap
+        while counts[q] > 0 and (queues[2][at] != ver[queues[1][at]]
+                                 or comp[queues[1][at]] != 0):
+            _pop(queues, counts, q)
+        if counts[q] > 0:
+            v = queues[0][at] + q * size
+            if best < 0 or _before(v, queues[1][at], value, node):
+                best, value, node = q, v, queues[1][at]
+    return best, value, node
+
+
+@numba.njit(cache=True)
+def _place(queues: tuple, counts: np.ndarray, x: np.int64, base: np.int64, slope: np.int64,
+           size: np.int64, version: np.int64) -> None:
+    """Queue ``x`` by its bound ``base + slope * size``: slopes 1 to SLOPES in their heap by
+    ``base``, others in heap 0 by the bound (room checked by the caller)."""
+    if 1 <= slope <= SLOPES:
+        _push(queues, counts, slope, base, x, version)
+    else:
+        _push(queues, counts, np.int64(0), base + slope * size, x, version)
+
+
+@numba.njit(cache=True)
+def _join(indptr, indices, comp, sizes, mark, stamp, x) -> tuple:
+    """Pairs that restoring the forbidden node ``x`` adds (its neighbour components joined),
+    and the nodes of those components; each is marked with ``stamp``."""
     joined, lost = np.int64(0), np.int64(0)
     for j in range(indptr[x], indptr[x + 1]):
         c = comp[indices[j]]
@@ -143,7 +207,7 @@ def _join_cost(indptr, indices, comp, sizes, mark, stamp, x) -> np.int64:
             mark[c] = stamp
             joined += sizes[c]
             lost += pairs(sizes[c])
-    return pairs(joined + 1) - lost
+    return pairs(joined + 1) - lost, joined
 
 
 @numba.njit(cache=True, nogil=True)
@@ -187,20 +251,26 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
 
     On entry ``comp[v] == 0`` marks more than k forbidden nodes and ``comp[v] = c > 0`` the
     component of a kept one, its id ``c = u + 1`` for one of its members u, ``sizes[c]`` its
-    size (CND*'s MIS: every kept node alone). The return is found in near-linear time instead
-    of a rescan of every candidate:
+    size (CND*'s MIS: every kept node alone). The return is found without a rescan of every
+    candidate:
 
-    * The candidates sit in a heap by (cost, node) whose keys are lower bounds of their costs:
-      the top is recomputed when popped (O(its degree)) and taken only when its key is exact.
-      A cost only grows when a neighbouring component grows, so most keys stay valid bounds.
+    * Each candidate has a lower bound of its cost, ``base + slope * |big|`` for the component
+      ``big``: a candidate next to ``big`` whose other neighbouring components hold j nodes has
+      cost ``(1 + j) * |big| + r``, r not depending on ``|big|`` (slope 1 + j, base r); any
+      other, slope 0. A cost only grows when a neighbouring component grows, so the bound
+      stays one. The candidates sit in a heap by (their bound when pushed, node): the top's
+      bound is brought up to date in O(1) and the top pushed back while it is no longer the
+      least; the least is then recomputed (O(its degree)) and taken only when exact, or still
+      ahead of every other bound. (With ``big``'s growth unaccounted, the late steps rescanned
+      hundreds of hubs each, whose costs grow with ``big`` many times faster than the top's.)
     * A cost can fall only when two of a candidate's neighbouring components merge; then it is
       next to a member of the smaller ones. A merge keeps the largest piece's id and relabels
       the others (small to large: O(V log V) relabels, O(E log V) neighbour scans in all), and
-      every forbidden neighbour of a relabelled node gets its exact cost pushed again (older
-      entries are voided by a version count).
-    * Candidates next to one large component sit in a second heap, keyed by cost minus that
-      component's size, which its growth does not lower: otherwise every candidate that joins
-      the giant alone would go stale at each step (2-2.5x faster on ca-CondMat and dblp-2010).
+      every forbidden neighbour of a relabelled node is queued again (older entries are voided
+      by a version count): with its exact cost, or, past :data:`LAZY_DEGREE` arcs, with its
+      bound less the pairs between the pieces it touches and the largest (the most its cost
+      can fall by). Computed exactly, hubs next to nearly every merge took 4.6 of CND*'s 4.6 s
+      on an R-MAT of 65k nodes (1.8M arcs) on the VM: n^1.7 in all.
     """
     n = indptr.shape[0] - 1
     forbidden = 0
@@ -219,61 +289,46 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
     mark = np.zeros(n + 1, np.int64)
     dirty = np.zeros(n, np.int64)
     ver = np.zeros(n, np.int64)
-    # Two heaps: ``h*`` keyed by a lower bound of the cost, ``g*`` (candidates next to the
-    # component ``big``) by a lower bound of the cost minus the size of ``big``: that difference
-    # does not fall as ``big`` grows, so the many candidates that join ``big`` alone (cost: its
-    # size) keep exact keys while it grows instead of going stale every step.
-    cap = 2 * forbidden + n + 16
-    hscore, hnode, hver = _heap_arrays(cap)
-    gscore, gnode, gver = _heap_arrays(cap)
-    # int64 counts and versions, not the literal 0: each literal typing compiled the heap
-    # functions once more
-    count, gcount, stamp, big = np.int64(0), np.int64(0), 0, 0
+    # Each candidate's bound, base + slope * sizes[big], and (next to a merge) the relabelled
+    # pieces it touches: the last one counted, their nodes and their squared sizes.
+    base = np.zeros(n, np.int64)
+    slope = np.zeros(n, np.int64)
+    seen = np.zeros(n, np.int64)
+    touched = np.zeros(n, np.int64)
+    touched_sq = np.zeros(n, np.int64)
+    queues = _queues(forbidden + 16)
+    counts = np.zeros(SLOPES + 1, np.int64)
+    stamp, big = 0, 0
     for x in range(n):
         if comp[x] == 0:
             stamp += 1
-            _heap_push(hscore, hnode, hver, count,
-                       _join_cost(indptr, indices, comp, sizes, mark, stamp, x), x, np.int64(0))
-            count += 1
+            base[x] = _join(indptr, indices, comp, sizes, mark, stamp, x)[0]
+            _push(queues, counts, np.int64(0), base[x], x, np.int64(0))
     pieces = np.empty(n, np.int64)
     while forbidden > k:
-        while count > 0 and (hver[0] != ver[hnode[0]] or comp[hnode[0]] != 0):
-            _heap_pop(hscore, hnode, hver, count)  # voided by a newer entry
-            count -= 1
-        while gcount > 0 and (gver[0] != ver[gnode[0]] or comp[gnode[0]] != 0):
-            _heap_pop(gscore, gnode, gver, gcount)
-            gcount -= 1
-        if gcount > 0 and (count == 0 or _before(gscore[0] + sizes[big], gnode[0], hscore[0],
-                                                   hnode[0])):
-            score, x = gscore[0] + sizes[big], gnode[0]
-            _heap_pop(gscore, gnode, gver, gcount)
-            gcount -= 1
-        else:
-            score, x = hscore[0], hnode[0]
-            _heap_pop(hscore, hnode, hver, count)
-            count -= 1
-        if count + gcount + n + 1 > cap:  # room for this step's pushes and a move of g to h
-            cap = 2 * cap + n + 1
-            hscore, hnode, hver = _grown(hscore, hnode, hver, count, cap)
-            gscore, gnode, gver = _grown(gscore, gnode, gver, gcount, cap)
-        stamp += 1
-        exact = _join_cost(indptr, indices, comp, sizes, mark, stamp, x)
-        if exact != score:  # its cost grew since the key was pushed
-            ahead = count == 0 or _before(exact, x, hscore[0], hnode[0])
-            if gcount > 0:
-                ahead = ahead and _before(exact, x, gscore[0] + sizes[big], gnode[0])
-            if not ahead:
-                ver[x] += 1
-                if big != 0 and mark[big] == stamp:
-                    _heap_push(gscore, gnode, gver, gcount, exact - sizes[big], x, ver[x])
-                    gcount += 1
-                else:
-                    _heap_push(hscore, hnode, hver, count, exact, x, ver[x])
-                    count += 1
+        best, score, x = _least(queues, counts, ver, comp, sizes[big])
+        _pop(queues, counts, best)
+        if best == 0:
+            score = base[x] + slope[x] * sizes[big]  # its bound now
+            rival, value, node = _least(queues, counts, ver, comp, sizes[big])
+            if rival >= 0 and not _before(score, x, value, node):
+                _push(queues, counts, np.int64(0), score, x, ver[x])  # its bound grew: again
                 continue
-            score = exact  # still ahead of every other key: no round trip through a heap
+        stamp += 1
+        exact, joined = _join(indptr, indices, comp, sizes, mark, stamp, x)
+        next_to_big = big != 0 and mark[big] == stamp
+        if exact != score:  # its cost grew beyond the bound
+            rival, value, node = _least(queues, counts, ver, comp, sizes[big])
+            if rival >= 0 and not _before(exact, x, value, node):
+                ver[x] += 1
+                slope[x] = 1 + joined - sizes[big] if next_to_big else 0
+                base[x] = exact - slope[x] * sizes[big]
+                queues = _room(queues, counts, np.int64(1))
+                _place(queues, counts, x, base[x], slope[x], sizes[big], ver[x])
+                continue
+            score = exact  # still ahead of every other bound: no round trip through the heap
         # Restore x: its neighbour components (marked by the stamp above) and x become one.
-        npieces, largest, grown = 0, 0, np.int64(1)
+        npieces, largest, grown = np.int64(0), 0, np.int64(1)
         stamp += 1
         for j in range(indptr[x], indptr[x + 1]):
             c = comp[indices[j]]
@@ -285,6 +340,10 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
                 if largest == 0 or sizes[c] > sizes[largest]:
                     largest = c
         keep = largest if largest != 0 else x + 1  # x + 1 was never an id: x was forbidden
+        kept = sizes[keep] if largest != 0 else np.int64(0)
+        # The bounds of the candidates queued again below are taken before the merge, as
+        # their slopes read them, and their slopes kept where big stays big.
+        then_big, then_size = big, sizes[big]
         ver[x] += 1
         comp[x] = keep
         nxt[x] = head[keep]
@@ -293,43 +352,74 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
             c = pieces[i]
             if c == keep:
                 continue
+            size = sizes[c]
             u = head[c]
             last = u
             while u >= 0:
                 comp[u] = keep
                 for j in range(indptr[u], indptr[u + 1]):
                     w = indices[j]
-                    if comp[w] == 0 and dirty[w] != stamp:
+                    if comp[w] != 0:
+                        continue
+                    if dirty[w] != stamp:
                         dirty[w] = stamp
-                        pieces[npieces] = -w - 1  # stashed after the pieces, costed below
+                        pieces[npieces] = -w - 1  # stashed after the pieces, queued below
                         npieces += 1
+                        touched[w], touched_sq[w] = 0, 0
+                    if seen[w] != c:
+                        seen[w] = c
+                        touched[w] += size
+                        touched_sq[w] += size * size
                 last = u
                 u = nxt[u]
             nxt[last] = head[keep]
             head[keep] = head[c]
             head[c] = -1
-            if c == big:  # every neighbour of big was next to a relabelled node: all pushed
-                big = keep  # again below, so g's keys are voided
+            if c == big:  # every neighbour of big was next to a relabelled node: all queued
+                big = keep  # again below
             sizes[c] = 0
-        if keep != big and grown > 2 * sizes[big]:  # a new big one: g's keys back to h
-            for i in range(gcount):
-                _heap_push(hscore, hnode, hver, count, gscore[i] + sizes[big], gnode[i], gver[i])
-                count += 1
-            gcount, big = 0, keep
+        if keep != big and grown > 2 * sizes[big]:  # a new big one: the slopes read the old
+            moved = np.int64(0)
+            for q in range(1, SLOPES + 1):
+                moved += counts[q]
+            queues = _room(queues, counts, moved)
+            cap = queues[0].shape[0] // (SLOPES + 1)
+            for q in range(SLOPES + 1):
+                for i in range(counts[q]):
+                    w = queues[1][q * cap + i]
+                    if queues[2][q * cap + i] == ver[w] and slope[w] != 0:
+                        base[w] += slope[w] * sizes[big]
+                        slope[w] = 0
+                        if q > 0:
+                            _push(queues, counts, np.int64(0), base[w], w, ver[w])
+                if q > 0:
+                    counts[q] = 0
+            big = keep
         sizes[keep] = grown
         total += score
         forbidden -= 1
+        queues = _room(queues, counts, npieces)
         for i in range(npieces):
             if pieces[i] >= 0:
                 continue
             w = -pieces[i] - 1
-            stamp += 1
             ver[w] += 1
-            cost = _join_cost(indptr, indices, comp, sizes, mark, stamp, w)
-            if mark[big] == stamp:
-                _heap_push(gscore, gnode, gver, gcount, cost - sizes[big], w, ver[w])
-                gcount += 1
-            else:
-                _heap_push(hscore, hnode, hver, count, cost, w, ver[w])
-                count += 1
+            if indptr[w + 1] - indptr[w] > LAZY_DEGREE:
+                # Its cost fell at most by the pairs between the pieces it touches and keep
+                # (taken as touched too); it is next to keep now: its cost is grown at least.
+                a = touched[w]
+                fall = kept * a + (a * a - touched_sq[w]) // 2
+                bound = max(base[w] + slope[w] * then_size - fall, grown)
+                if big != then_big:  # the slope read another component
+                    slope[w] = 1 if keep == big else 0
+                elif keep == big:  # its other components lost at most what it touched
+                    slope[w] = max(slope[w] - a, 1)
+                base[w] = bound - slope[w] * sizes[big]
+                _place(queues, counts, w, base[w], slope[w], sizes[big], ver[w])
+                continue
+            stamp += 1
+            cost, joined = _join(indptr, indices, comp, sizes, mark, stamp, w)
+            slope[w] = 1 + joined - sizes[big] if big != 0 and mark[big] == stamp else 0
+            base[w] = cost - slope[w] * sizes[big]
+            _place(queues, counts, w, base[w], slope[w], sizes[big], ver[w])
     return total

@@ -12,10 +12,18 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from graphgpu.kernels.algorithms.critical_nodes import CndParams, critical_nodes_cpu
 from graphgpu.kernels.algorithms.critical_nodes.cpu import CpuImprover
-from graphgpu.kernels.algorithms.critical_nodes.greedy import cnd_star, regrow, stable_argsort
+from graphgpu.kernels.algorithms.critical_nodes.greedy import (
+    LAZY_DEGREE,
+    cnd_star,
+    greedy_mis,
+    regrow,
+    stable_argsort,
+)
 from graphgpu.kernels.algorithms.critical_nodes.ruin import RuinRegrow, label_kept
 from graphgpu.kernels.algorithms.critical_nodes.tuning import RUIN_NODES
 from graphgpu.kernels.core.device import gpu_available
@@ -71,6 +79,71 @@ def test_regrow_matches_a_plain_python_greedy_from_any_set() -> None:
     assert objective == pairs_left(g, left)
     ids, counts = np.unique(comp[comp != 0], return_counts=True)
     assert np.array_equal(sizes[ids], counts)
+
+
+def greedy_returns(graph, deleted: set[int], k: int) -> set[int]:
+    """CND*'s growth by its definition: the cheapest return (fewest pairs joined, the smallest
+    node on ties) until k nodes are left, each cost from the kept graph's components."""
+    adjacency = sp.csr_matrix((np.ones(graph.indices.shape[0]), graph.indices, graph.indptr))
+    left = set(deleted)
+    while len(left) > k:
+        kept = np.ones(graph.n, bool)
+        kept[list(left)] = False
+        _, label = connected_components(adjacency[kept][:, kept], directed=False)
+        ids = np.full(graph.n, -1)
+        ids[kept] = label
+        size = np.bincount(label)
+
+        def cost(x: int, ids: np.ndarray = ids, size: np.ndarray = size) -> int:
+            near = {int(ids[u]) for u in graph.indices[graph.indptr[x]:graph.indptr[x + 1]]
+                    if ids[u] >= 0}
+            joined = sum(int(size[c]) for c in near)
+            return (joined + 1) * joined // 2 - sum(int(size[c]) * (int(size[c]) - 1) // 2
+                                                    for c in near)
+
+        left.remove(min(sorted(left), key=cost))
+    return left
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_regrow_with_hubs_matches_its_definition(seed: int) -> None:
+    # Hubs past LAZY_DEGREE are queued with bounds after merges, and the candidates next to
+    # the largest component by the slopes of their costs: the same returns as by definition.
+    rng = np.random.default_rng(seed)
+    g = nx.gnm_random_graph(400, 500, seed=seed)
+    for hub in range(4):
+        g.add_edges_from((hub, int(v)) for v in rng.choice(np.arange(4, 400), 90 + 20 * hub,
+                                                           replace=False))
+    graph = from_nx(g)
+    assert int(np.diff(graph.indptr).max()) > LAZY_DEGREE
+    deleted = {0, 1, 2, 3, *rng.choice(graph.n, 150, replace=False).tolist()}
+    comp, sizes, _ = state_of(graph, np.array(sorted(deleted)))
+    objective = regrow(graph.indptr, graph.indices, 5, comp, sizes)
+    left = greedy_returns(graph, deleted, 5)
+    assert set(np.flatnonzero(comp == 0).tolist()) == left
+    assert objective == pairs_left(g, left)
+    ids, counts = np.unique(comp[comp != 0], return_counts=True)
+    assert np.array_equal(sizes[ids], counts)
+
+
+def test_cnd_star_on_an_rmat_graph_matches_its_definition() -> None:
+    # A hub-heavy graph from the MIS on: CND*'s own start, its hubs restored late.
+    from graphgpu.kernels.generators import generate
+
+    edges = generate("rmat", {"scale": 9, "edge_factor": 4, "seed": 3}, "cpu")
+    g = nx.Graph()
+    g.add_nodes_from(range(edges.num_nodes))
+    g.add_edges_from((int(u), int(v)) for u, v in zip(edges.src, edges.dst, strict=True)
+                     if u != v)
+    graph = from_nx(g)
+    assert int(np.diff(graph.indptr).max()) > LAZY_DEGREE
+    comp = np.zeros(graph.n, np.int64)
+    sizes = np.zeros(graph.n + 1, np.int64)
+    objective = int(cnd_star(graph.indptr, graph.indices, 3, np.uint64(5), comp, sizes))
+    mis = greedy_mis(graph.indptr, graph.indices, np.uint64(5))
+    left = greedy_returns(graph, set(np.flatnonzero(~mis).tolist()), 3)
+    assert set(np.flatnonzero(comp == 0).tolist()) == left
+    assert objective == pairs_left(g, left)
 
 
 def test_ruin_regrow_gives_valid_better_sets_deterministically() -> None:
