@@ -19,12 +19,13 @@ wave), and ``search`` on CPU and GPU with each time limit, next to PyCNP's memet
 same limits. CPU searches and PyCNP run in parallel processes (one core each) while the GPU
 searches run one after another in the main process.
 
-Scale (``--parts scale``, issue 25): on the real networks of ``--data-dir`` (``--graphs``),
-CND* on one CPU core (wall time, after a warm-up) for k = 10 and k = n / 100, one GPU start
-(and its set checked against the CPU's) and one GPU wave where their estimates are under
-``GPU_START_MAX_S``; then every method with ``time_limit_s = --limit`` on each
-backend: wall time against the budget (``time_limit_s x 1.1 + 1``), the estimate, and the
-objective against the greedy's.
+Scale (``--parts scale``, issue 25): on the real networks of ``--data-dir`` (``--graphs``;
+``rmat<scale>``: Graph500's R-MAT, edge factor 16), CND* on one CPU core (wall time, after a
+warm-up) for k = 10 and k = n / 100, one GPU start (and its set checked against the CPU's) and
+one GPU wave where their estimates are under ``GPU_START_MAX_S``; then (not with
+``--no-methods``) every method with ``time_limit_s = --limit`` on each backend: wall time
+against the budget (``time_limit_s x 1.1 + 1``), the estimate, and the objective against the
+greedy's.
 
 The memetic search against PyCNP at equal time is ``bench/bench_cnd_memetic.py``.
 """
@@ -291,11 +292,18 @@ def distributed(sizes: tuple[int, ...], workers: int, starts: int) -> list[dict]
 
 
 def load_real(data_dir: Path, name: str) -> Graph:
+    """A network of ``data_dir``, or ``rmat<scale>``: Graph500's R-MAT (edge factor 16, seed 1)
+    drawn on the CPU, every node kept."""
+    if name.startswith("rmat"):
+        edges = generate("rmat", {"scale": int(name[4:]), "edge_factor": 16, "seed": 1}, "cpu")
+        return build_graph(np.asarray(edges.src), np.asarray(edges.dst),
+                           extra_nodes=np.arange(edges.num_nodes))[0]
     parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
     return build_graph(parsed.src, parsed.dst, extra_nodes=parsed.extra_nodes)[0]
 
 
-def scale(data_dir: Path, names: list[str], limit: float, gpu: bool) -> str:
+def scale(data_dir: Path, names: list[str], limit: float, gpu: bool, methods: bool = True
+          ) -> str:
     """CND* time on large graphs, and every method on time (see the module docstring)."""
     _warm()
     if gpu:  # the GPU kernel compiled before any timed start
@@ -329,6 +337,8 @@ def scale(data_dir: Path, names: list[str], limit: float, gpu: bool) -> str:
                 greedy_rows.append({**base, "backend": f"gpu multistart ({starts})",
                                     "time_ms": ms, "estimate_ms": 1e3 * wave})
             print(greedy_rows[-1], flush=True)
+        if not methods:
+            continue
         k = graph.n // 10 if name != "dblp-2010" else graph.n // 100
         greedy = critical_nodes_cpu(graph, CndParams(k=k), no_progress).summary["objective"]
         for backend in ("cpu", "gpu") if gpu else ("cpu",):
@@ -345,13 +355,15 @@ def scale(data_dir: Path, names: list[str], limit: float, gpu: bool) -> str:
                     "objective": summary["objective"], "greedy": greedy,
                     "vs_greedy": f"{100.0 * (summary['objective'] - greedy) / greedy:+.1f}%"})
                 print(time_rows[-1], flush=True)
-    return "\n\n".join([
-        markdown_table(greedy_rows, ["graph", "n", "m", "backend", "time_ms", "estimate_ms",
-                                     "same_set"],
-                       "CND* greedy on large graphs (one start; a GPU wave where it fits)"),
-        markdown_table(time_rows, ["graph", "backend", "method", "wall_s", "budget_s",
-                                   "estimate_s", "objective", "greedy", "vs_greedy"],
-                       f"On time: search and memetic with time_limit_s = {limit:g}")])
+    tables = [markdown_table(greedy_rows, ["graph", "n", "m", "backend", "time_ms",
+                                           "estimate_ms", "same_set"],
+                             "CND* greedy on large graphs (one start; a GPU wave where it fits)")]
+    if methods:
+        tables.append(markdown_table(
+            time_rows, ["graph", "backend", "method", "wall_s", "budget_s", "estimate_s",
+                        "objective", "greedy", "vs_greedy"],
+            f"On time: search and memetic with time_limit_s = {limit:g}"))
+    return "\n\n".join(tables)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=8, help="distributed: greedy starts")
     parser.add_argument("--graphs", default="ca-GrQc,ca-CondMat,dblp-2010", help="scale: graphs")
     parser.add_argument("--limit", type=float, default=5.0, help="scale: time limit, seconds")
+    parser.add_argument("--no-methods", action="store_true",
+                        help="scale: CND* only, not every method on time")
     add_data_args(parser)
     args = parser.parse_args(argv)
 
@@ -382,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
                                  f"CND* distributed over the queue, {args.workers} CPU workers on "
                                  f"{device_name('cpu')} (submit to finish)"))
     if "scale" in parts:
-        texts.append(scale(args.data_dir, args.graphs.split(","), args.limit, gpu))
+        texts.append(scale(args.data_dir, args.graphs.split(","), args.limit, gpu,
+                           not args.no_methods))
     if "quality" in parts:
         data_dir = args.data_dir
         if not (data_dir / "cnp").is_dir():

@@ -88,7 +88,7 @@ def _before(score_a, node_a, score_b, node_b) -> bool:
 #: Candidates next to the big component whose bound grows by 1 to SLOPES times its growth
 #: wait in a heap per slope (:func:`regrow`), keyed by a part that the growth leaves exact;
 #: the others in heap 0, by their bound when queued.
-SLOPES = 4
+SLOPES = 8
 
 
 @numba.njit(cache=True)
@@ -406,14 +406,21 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
             ver[w] += 1
             if indptr[w + 1] - indptr[w] > LAZY_DEGREE:
                 # Its cost fell at most by the pairs between the pieces it touches and keep
-                # (taken as touched too); it is next to keep now: its cost is grown at least.
+                # (taken as touched too), and rose at least by the pairs of the nodes that
+                # joined them (x, untouched pieces) with it and its other components; it is
+                # next to keep now: its cost is grown at least.
                 a = touched[w]
                 fall = kept * a + (a * a - touched_sq[w]) // 2
-                bound = max(base[w] + slope[w] * then_size - fall, grown)
+                before = base[w] + slope[w] * then_size
+                others = np.int64(0)  # its other components' nodes, at least
                 if big != then_big:  # the slope read another component
                     slope[w] = 1 if keep == big else 0
                 elif keep == big:  # its other components lost at most what it touched
-                    slope[w] = max(slope[w] - a, 1)
+                    others = max(slope[w] - 1 - a, 0) if slope[w] >= 1 else 0
+                    slope[w] = 1 + others
+                elif slope[w] >= 1:  # next to big, which the merge left alone
+                    others = sizes[big]
+                bound = max(before - fall + (grown - kept - a) * (1 + others), grown)
                 base[w] = bound - slope[w] * sizes[big]
                 _place(queues, counts, w, base[w], slope[w], sizes[big], ver[w])
                 continue

@@ -81,12 +81,14 @@ def test_regrow_matches_a_plain_python_greedy_from_any_set() -> None:
     assert np.array_equal(sizes[ids], counts)
 
 
-def greedy_returns(graph, deleted: set[int], k: int) -> set[int]:
-    """CND*'s growth by its definition: the cheapest return (fewest pairs joined, the smallest
-    node on ties) until k nodes are left, each cost from the kept graph's components."""
-    adjacency = sp.csr_matrix((np.ones(graph.indices.shape[0]), graph.indices, graph.indptr))
-    left = set(deleted)
-    while len(left) > k:
+def greedy_order(graph, deleted: set[int]) -> list[int]:
+    """CND*'s growth by its definition: the deleted nodes in the order of their return, each
+    the cheapest (fewest pairs joined, the smallest node on ties), costs from the kept graph's
+    components, until one is left."""
+    adjacency = sp.csr_matrix((np.ones(graph.indices.shape[0]), graph.indices, graph.indptr),
+                              shape=(graph.n, graph.n))
+    left, order = set(deleted), []
+    while len(left) > 1:
         kept = np.ones(graph.n, bool)
         kept[list(left)] = False
         _, label = connected_components(adjacency[kept][:, kept], directed=False)
@@ -101,49 +103,74 @@ def greedy_returns(graph, deleted: set[int], k: int) -> set[int]:
             return (joined + 1) * joined // 2 - sum(int(size[c]) * (int(size[c]) - 1) // 2
                                                     for c in near)
 
-        left.remove(min(sorted(left), key=cost))
-    return left
+        order.append(min(sorted(left), key=cost))
+        left.remove(order[-1])
+    return order
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_regrow_with_hubs_matches_its_definition(seed: int) -> None:
-    # Hubs past LAZY_DEGREE are queued with bounds after merges, and the candidates next to
-    # the largest component by the slopes of their costs: the same returns as by definition.
+def hub_graph(seed: int) -> nx.Graph:
+    """Six hubs (nodes 0-5) of 80-105 neighbours (past LAZY_DEGREE): with an even seed, random
+    neighbours in a sparse random graph (hubs far costlier than the rest); with an odd seed,
+    neighbours in one or two of eight sparse communities (hubs as cheap as other nodes)."""
     rng = np.random.default_rng(seed)
     g = nx.gnm_random_graph(400, 500, seed=seed)
-    for hub in range(4):
-        g.add_edges_from((hub, int(v)) for v in rng.choice(np.arange(4, 400), 90 + 20 * hub,
-                                                           replace=False))
+    for hub in range(6):
+        if seed % 2:
+            pool = np.concatenate([np.arange(6 + 49 * c, 55 + 49 * c)
+                                   for c in rng.choice(8, 1 + hub % 2, replace=False)])
+            size = min(len(pool), 70 + 5 * hub)
+        else:
+            pool, size = np.arange(6, 400), 80 + 5 * hub
+        g.add_edges_from((hub, int(v)) for v in rng.choice(pool, size, replace=False))
+    if seed % 2:  # the communities: 49 nodes each, few edges between them
+        g.remove_edges_from([(u, v) for u, v in g.edges() if u >= 6 and v >= 6
+                             and (u - 6) // 49 != (v - 6) // 49 and rng.random() < 0.9])
+    return g
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_regrow_with_hubs_returns_nodes_in_the_order_of_its_definition(seed: int) -> None:
+    # Hubs past LAZY_DEGREE are queued with bounds after merges, the candidates next to the
+    # largest component by the slopes of their costs: every step's return as by definition
+    # (the set left at every k, not only the last).
+    g = hub_graph(seed)
     graph = from_nx(g)
     assert int(np.diff(graph.indptr).max()) > LAZY_DEGREE
-    deleted = {0, 1, 2, 3, *rng.choice(graph.n, 150, replace=False).tolist()}
-    comp, sizes, _ = state_of(graph, np.array(sorted(deleted)))
-    objective = regrow(graph.indptr, graph.indices, 5, comp, sizes)
-    left = greedy_returns(graph, deleted, 5)
-    assert set(np.flatnonzero(comp == 0).tolist()) == left
-    assert objective == pairs_left(g, left)
-    ids, counts = np.unique(comp[comp != 0], return_counts=True)
-    assert np.array_equal(sizes[ids], counts)
+    rng = np.random.default_rng(seed)
+    deleted = {*range(6), *rng.choice(graph.n, 150, replace=False).tolist()}
+    order = greedy_order(graph, deleted)
+    for k in range(len(deleted) - 1, 0, -1):
+        comp, sizes, _ = state_of(graph, np.array(sorted(deleted)))
+        objective = regrow(graph.indptr, graph.indices, k, comp, sizes)
+        left = deleted - set(order[:len(deleted) - k])
+        assert set(np.flatnonzero(comp == 0).tolist()) == left, k
+        assert objective == pairs_left(g, left)
+        ids, counts = np.unique(comp[comp != 0], return_counts=True)
+        assert np.array_equal(sizes[ids], counts)
 
 
-def test_cnd_star_on_an_rmat_graph_matches_its_definition() -> None:
+@pytest.mark.parametrize(("scale", "seed"), [(9, 3), (10, 1)])
+def test_cnd_star_on_an_rmat_graph_returns_nodes_in_the_order_of_its_definition(
+        scale: int, seed: int) -> None:
     # A hub-heavy graph from the MIS on: CND*'s own start, its hubs restored late.
     from graphgpu.kernels.generators import generate
 
-    edges = generate("rmat", {"scale": 9, "edge_factor": 4, "seed": 3}, "cpu")
+    edges = generate("rmat", {"scale": scale, "edge_factor": 4, "seed": seed}, "cpu")
     g = nx.Graph()
     g.add_nodes_from(range(edges.num_nodes))
     g.add_edges_from((int(u), int(v)) for u, v in zip(edges.src, edges.dst, strict=True)
                      if u != v)
     graph = from_nx(g)
     assert int(np.diff(graph.indptr).max()) > LAZY_DEGREE
+    deleted = set(np.flatnonzero(~greedy_mis(graph.indptr, graph.indices, np.uint64(5))).tolist())
+    order = greedy_order(graph, deleted)
     comp = np.zeros(graph.n, np.int64)
     sizes = np.zeros(graph.n + 1, np.int64)
-    objective = int(cnd_star(graph.indptr, graph.indices, 3, np.uint64(5), comp, sizes))
-    mis = greedy_mis(graph.indptr, graph.indices, np.uint64(5))
-    left = greedy_returns(graph, set(np.flatnonzero(~mis).tolist()), 3)
-    assert set(np.flatnonzero(comp == 0).tolist()) == left
-    assert objective == pairs_left(g, left)
+    for k in range(len(deleted) - 1, 0, -1):
+        objective = int(cnd_star(graph.indptr, graph.indices, k, np.uint64(5), comp, sizes))
+        left = deleted - set(order[:len(deleted) - k])
+        assert set(np.flatnonzero(comp == 0).tolist()) == left, k
+        assert objective == pairs_left(g, left)
 
 
 def test_ruin_regrow_gives_valid_better_sets_deterministically() -> None:
