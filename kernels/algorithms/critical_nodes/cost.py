@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from graphgpu.kernels.core.graph import Graph
 
-#: CPU nanoseconds per node or arc of one CND* start (near-linear heap greedy; dblp-2010, k = 10:
-#: 1.9M nodes + arcs in 2.4 s on the H100 host before the second heap, about 2x less after it,
-#: measured on the development machine).
+#: CPU nanoseconds per node or arc of one CND* start (the heap greedy). One core of the H100
+#: host, k = 10 (2026-11-28): ca-CondMat 350 ns, dblp-2010 590, R-MAT scale 18 254, scale 20
+#: 372 (before its hubs were bounded, R-MAT took n^1.7: 40 s at scale 18). An estimate 1.2-2.8x
+#: over; an under-estimate would let a start overrun its share of a time limit.
 CND_NS_PER_ITEM = 700.0
 #: CPU nanoseconds per node or arc of one walk of the graph (labels, articulation cuts).
 WALK_NS_PER_ITEM = 6.0
