@@ -308,8 +308,8 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
     while forbidden > k:
         best, score, x = _least(queues, counts, ver, comp, sizes[big])
         _pop(queues, counts, best)
-        if best == 0:
-            score = base[x] + slope[x] * sizes[big]  # its bound now
+        if best == 0 and base[x] + slope[x] * sizes[big] != score:
+            score = base[x] + slope[x] * sizes[big]  # its bound grew since it was queued
             rival, value, node = _least(queues, counts, ver, comp, sizes[big])
             if rival >= 0 and not _before(score, x, value, node):
                 _push(queues, counts, np.int64(0), score, x, ver[x])  # its bound grew: again
