@@ -89,6 +89,9 @@ def _before(score_a, node_a, score_b, node_b) -> bool:
 #: wait in a heap per slope (:func:`regrow`), keyed by a part that the growth leaves exact;
 #: the others in heap 0, by their bound when queued.
 SLOPES = 8
+#: A forbidden node of more arcs than this, next to a merge, gets a bound instead of its cost
+#: (:func:`regrow`): hubs next to nearly every merge made CND* quadratic on R-MAT graphs.
+LAZY_DEGREE = 64
 
 
 @numba.njit(cache=True)
@@ -131,13 +134,6 @@ def _pop(queues: tuple, counts: np.ndarray, q: np.int64) -> None:
                                                      vers[at + child])
         i = child
     keys[at + i], nodes[at + i], vers[at + i] = key, node, version
-
-
-#: A forbidden node of more arcs than this, next to a merge, gets a bound instead of its cost
-#: (:func:`regrow`): hubs next to nearly every merge made CND* quadratic on R-MAT graphs.
-LAZY_DEGREE = 64
-
-
 
 
 @numba.njit(cache=True)
