@@ -62,7 +62,7 @@ from graphgpu.kernels.core.device import device_name  # noqa: E402
 from graphgpu.kernels.core.graph import Graph, build_graph  # noqa: E402
 from graphgpu.kernels.core.io.formats import parse_graph  # noqa: E402
 from graphgpu.kernels.core.registry import no_progress  # noqa: E402
-from graphgpu.kernels.generators import generate  # noqa: E402
+from graphgpu.kernels.generators import generate, generate_graph  # noqa: E402
 
 SIZES = (100, 500, 2000, 10000, 20000)
 #: scale: GPU CND* runs (one start; a wave) whose estimate is below this many seconds.
@@ -295,9 +295,7 @@ def load_real(data_dir: Path, name: str) -> Graph:
     """A network of ``data_dir``, or ``rmat<scale>``: Graph500's R-MAT (edge factor 16, seed 1)
     drawn on the CPU, every node kept."""
     if name.startswith("rmat"):
-        edges = generate("rmat", {"scale": int(name[4:]), "edge_factor": 16, "seed": 1}, "cpu")
-        return build_graph(np.asarray(edges.src), np.asarray(edges.dst),
-                           extra_nodes=np.arange(edges.num_nodes))[0]
+        return generate_graph("rmat", {"scale": int(name[4:]), "edge_factor": 16, "seed": 1})[0]
     parsed = parse_graph((data_dir / f"{name}.txt.gz").read_bytes())
     return build_graph(parsed.src, parsed.dst, extra_nodes=parsed.extra_nodes)[0]
 

@@ -182,14 +182,16 @@ def _least(queues: tuple, counts: np.ndarray, ver: np.ndarray, comp: np.ndarray,
 
 
 @numba.njit(cache=True)
-def _place(queues: tuple, counts: np.ndarray, x: np.int64, base: np.int64, slope: np.int64,
-           size: np.int64, version: np.int64) -> None:
-    """Queue ``x`` by its bound ``base + slope * size``: slopes 1 to SLOPES in their heap by
-    ``base``, others in heap 0 by the bound (room checked by the caller)."""
+def _place(queues: tuple, counts: np.ndarray, base: np.ndarray, x: np.int64, bound: np.int64,
+           slope: np.int64, size: np.int64, version: np.int64) -> None:
+    """Queue ``x`` by its bound now, ``bound = base[x] + slope * size`` (``base[x]`` set here):
+    slopes 1 to SLOPES in their heap by ``base[x]``, others in heap 0 by the bound (room
+    checked by the caller)."""
+    base[x] = bound - slope * size
     if 1 <= slope <= SLOPES:
-        _push(queues, counts, slope, base, x, version)
+        _push(queues, counts, slope, base[x], x, version)
     else:
-        _push(queues, counts, np.int64(0), base + slope * size, x, version)
+        _push(queues, counts, np.int64(0), bound, x, version)
 
 
 @numba.njit(cache=True)
@@ -304,8 +306,9 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
     while forbidden > k:
         best, score, x = _least(queues, counts, ver, comp, sizes[big])
         _pop(queues, counts, best)
-        if best == 0 and base[x] + slope[x] * sizes[big] != score:
-            score = base[x] + slope[x] * sizes[big]  # its bound grew since it was queued
+        now = base[x] + slope[x] * sizes[big]
+        if best == 0 and now != score:
+            score = now  # its bound grew since it was queued
             rival, value, node = _least(queues, counts, ver, comp, sizes[big])
             if rival >= 0 and not _before(score, x, value, node):
                 _push(queues, counts, np.int64(0), score, x, ver[x])  # its bound grew: again
@@ -318,9 +321,8 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
             if rival >= 0 and not _before(exact, x, value, node):
                 ver[x] += 1
                 slope[x] = 1 + joined - sizes[big] if next_to_big else 0
-                base[x] = exact - slope[x] * sizes[big]
                 queues = _room(queues, counts, np.int64(1))
-                _place(queues, counts, x, base[x], slope[x], sizes[big], ver[x])
+                _place(queues, counts, base, x, exact, slope[x], sizes[big], ver[x])
                 continue
             score = exact  # still ahead of every other bound: no round trip through the heap
         # Restore x: its neighbour components (marked by the stamp above) and x become one.
@@ -417,12 +419,10 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
                 elif slope[w] >= 1:  # next to big, which the merge left alone
                     others = sizes[big]
                 bound = max(before - fall + (grown - kept - a) * (1 + others), grown)
-                base[w] = bound - slope[w] * sizes[big]
-                _place(queues, counts, w, base[w], slope[w], sizes[big], ver[w])
+                _place(queues, counts, base, w, bound, slope[w], sizes[big], ver[w])
                 continue
             stamp += 1
             cost, joined = _join(indptr, indices, comp, sizes, mark, stamp, w)
             slope[w] = 1 + joined - sizes[big] if big != 0 and mark[big] == stamp else 0
-            base[w] = cost - slope[w] * sizes[big]
-            _place(queues, counts, w, base[w], slope[w], sizes[big], ver[w])
+            _place(queues, counts, base, w, cost, slope[w], sizes[big], ver[w])
     return total
