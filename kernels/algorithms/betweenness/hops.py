@@ -11,6 +11,12 @@ levels serves 32 * S sources. Levels are bytes while the search stays within
 Rows over :data:`HUB_ROW` arcs are cut into items of :data:`CHUNK` arcs, a block of
 :data:`HUB_THREADS` each, whose sums are added in a fixed order (``hops.cu``).
 
+Sources without out-arcs are left out (they add nothing to any score), and the last batch takes
+the fewest sources per lane that hold what is left: Graph500 R-MAT graphs leave 38% of their
+nodes isolated (scale 20), so that of 256 sampled sources 152 remain, run as 128 + 24 at one per
+lane: 1.4x faster than two batches of 128 (rmat20 97 -> 70 ms, rmat22 364 -> 261 ms, H100,
+2026-11-28).
+
 Tried and dropped (rmat22, k=256, H100): bottom-up levels (a warp per unreached node looking
 for a parent), 2.6 s against 1.5 s top-down at 32 sources per batch: with many sources per node,
 a node's unreached sources are rarely all found at one level, so rows are read to the end; 8
@@ -18,6 +24,8 @@ sources per lane (256 per batch), 1.7 s against 0.96 s at 4 (134 registers a thr
 masks set by a shuffle reduction and atomic ORs rather than ballots (no faster), and rows of over
 128 or 256 arcs cut into items (no faster than 1,024). Where the time goes (rmat22, same
 probes): the path counts' atomics in discovery about a quarter of the run, the masks a sixth.
+Reached sources read from a bit per node and source (16 B a node, in L2) instead of the
+neighbours' levels (128 B) in discovery: no faster (rmat22 push 162 ms either way, 2026-11-28).
 """
 
 from __future__ import annotations
@@ -175,10 +183,15 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
     cp = cupy()
     k = kernels(CUDA_SOURCE, NAMES)
     n, arcs = dg.n, int(dg.indices.shape[0])
+    bc = cp.zeros(n, dtype=cp.float64)
+    # A source without out-arcs reaches no node: it adds nothing to any score (its own
+    # endpoint count is reached - 1 = 0).
+    sources = sources[cp.asnumpy(cp.diff(dg.indptr)[cp.asarray(sources)]) > 0]
+    if sources.shape[0] == 0:
+        return bc
     s = per_lane(n, arcs, int(sources.shape[0]))
     width = LANES * s
     out = Rows.of(dg.indptr, dg.indices)
-    bc = cp.zeros(n, dtype=cp.float64)
     sigma = cp.empty(n * width, dtype=cp.float64)
     delta = cp.empty(n * width, dtype=cp.float64)
     tight = cp.empty(max(arcs, 1) * s, dtype=cp.uint32)
@@ -189,22 +202,28 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
     part = cp.empty(max(int(out.item_node.shape[0]), 1) * width, dtype=cp.float64)
     dtype, limit = np.uint8, BYTE_LEVELS
     level = cp.empty(n * width, dtype=dtype)
-    for start in range(0, int(sources.shape[0]), width):
-        progress(start / max(sources.shape[0], 1),
+    start = 0
+    while start < sources.shape[0]:
+        progress(start / sources.shape[0],
                  f"betweenness: sources {start:,} of {sources.shape[0]:,}")
-        batch = sources[start:start + width]
+        # The last batch's lanes hold fewer sources where that takes them all: a narrower
+        # stride reads fewer bytes of levels an arc.
+        here = next(t for t in PER_LANE if t == s or LANES * t >= sources.shape[0] - start)
+        wide = LANES * here
+        batch = sources[start:start + wide]
+        start += wide
         b = int(batch.shape[0])
         d_src = cp.asarray(batch, dtype=cp.int32)
-        row, index = d_src.astype(cp.int64) * width, cp.arange(b, dtype=cp.int64)
+        row, index = d_src.astype(cp.int64) * wide, cp.arange(b, dtype=cp.int64)
         first = row + index
         # hops.cu's slot: path counts are source-interleaved (lane l's source i at i * 32 + l)
-        first_count = row + index % s * LANES + index // s
+        first_count = row + index % here * LANES + index // here
         while True:
-            sfx = f"{'u8' if dtype == np.uint8 else 'u32'}x{s}"
-            level.fill(np.iinfo(dtype).max)  # unreached
+            sfx = f"{'u8' if dtype == np.uint8 else 'u32'}x{here}"
+            level[:n * wide].fill(np.iinfo(dtype).max)  # unreached
             stamp.fill(-1)
-            sigma.fill(0.0)
-            tight.fill(0)
+            sigma[:n * wide].fill(0.0)
+            tight[:max(arcs, 1) * here].fill(0)
             level[first] = 0
             sigma[first_count] = 1.0
             lists[:b] = d_src
@@ -216,7 +235,7 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
                 dtype, limit = np.uint32, np.iinfo(np.int32).max - 1
                 level = cp.empty(n * width, dtype=dtype)
         for d in range(len(offsets) - 2, 0, -1):  # the sources' own dependencies are not used
-            _gather(k, sfx, width, out, lists, offsets[d], offsets[d + 1], level, d, tight,
+            _gather(k, sfx, wide, out, lists, offsets[d], offsets[d + 1], level, d, tight,
                     sigma, delta, part)
         reached.fill(0)
         k[f"bc_hop_reached_{sfx}"]((REACHED_BLOCKS,), (REACHED_THREADS,),

@@ -100,6 +100,29 @@ def test_gpu_equals_cpu(params: BetweennessParams) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_sources_without_out_arcs_add_nothing(directed: bool) -> None:
+    """Sources that reach no node (isolated; sinks of a digraph) are left out of the batches:
+    mixed with others the scores are the CPU's, and alone they are all zero."""
+    g = nx.convert_node_labels_to_integers(sample_graph(5))
+    if directed:
+        g = nx.DiGraph([(u, v) if (u + v) % 3 else (v, u) for u, v in g.edges()])
+        g.add_nodes_from(range(len(sample_graph(5))))
+    graph = spread(g, 1, 0)  # original id v: node v
+    reach_none = [v for v in g if not (g.out_degree(v) if directed else g.degree(v))]
+    assert len(reach_none) >= 3
+    others = [v for v in g if v not in reach_none][:40]
+    for endpoints in (False, True):
+        _assert_backends_agree(graph, BetweennessParams(sources=reach_none + others,
+                                                        endpoints=endpoints))
+        alone = betweenness_gpu(graph, BetweennessParams(sources=reach_none,
+                                                         endpoints=endpoints),
+                                no_progress).host()
+        assert not np.any(alone.node_values["betweenness"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 def test_gpu_matches_networkx() -> None:
     g = sample_graph(4)
     result = betweenness_gpu(from_nx(g), BetweennessParams(endpoints=True), no_progress).host()
