@@ -11,7 +11,7 @@ levels serves 32 * S sources. Levels are bytes while the search stays within
 Rows over :data:`HUB_ROW` arcs are cut into items of :data:`CHUNK` arcs, a block of
 :data:`HUB_THREADS` each, whose sums are added in a fixed order (``hops.cu``).
 
-Sources without out-arcs are left out (they add nothing to any score), and the last batch takes
+Sources without out-arcs are left out (:func:`.gpu.brandes_device`), and the last batch takes
 the fewest sources per lane that hold what is left: Graph500 R-MAT graphs leave 38% of their
 nodes isolated (scale 20), so that of 256 sampled sources 152 remain, run as 128 + 24 at one per
 lane: 1.4x faster than two batches of 128 (rmat20 97 -> 70 ms, rmat22 364 -> 261 ms, H100,
@@ -184,11 +184,6 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
     k = kernels(CUDA_SOURCE, NAMES)
     n, arcs = dg.n, int(dg.indices.shape[0])
     bc = cp.zeros(n, dtype=cp.float64)
-    # A source without out-arcs reaches no node: it adds nothing to any score (its own
-    # endpoint count is reached - 1 = 0).
-    sources = sources[cp.asnumpy(cp.diff(dg.indptr)[cp.asarray(sources)]) > 0]
-    if sources.shape[0] == 0:
-        return bc
     s = per_lane(n, arcs, int(sources.shape[0]))
     width = LANES * s
     out = Rows.of(dg.indptr, dg.indices)
@@ -240,7 +235,7 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
         reached.fill(0)
         k[f"bc_hop_reached_{sfx}"]((REACHED_BLOCKS,), (REACHED_THREADS,),
                                    (np.int32(n), np.int32(b), level, reached))
-        k[f"bc_hop_accumulate_{sfx}"](grid_for(n, THREADS), (THREADS,),
+        k[f"bc_hop_accumulate_{sfx}"](grid_for(n * LANES, THREADS), (THREADS,),
                                       (np.int32(n), np.int32(b), d_src, level, delta, reached,
                                        np.int32(bool(endpoints)), bc))
     return bc

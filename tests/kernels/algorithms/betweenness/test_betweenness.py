@@ -101,14 +101,17 @@ def test_gpu_equals_cpu(params: BetweennessParams) -> None:
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
 @pytest.mark.parametrize("directed", [False, True])
-def test_gpu_sources_without_out_arcs_add_nothing(directed: bool) -> None:
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gpu_sources_without_out_arcs_add_nothing(directed: bool, weighted: bool) -> None:
     """Sources that reach no node (isolated; sinks of a digraph) are left out of the batches:
     mixed with others the scores are the CPU's, and alone they are all zero."""
     g = nx.convert_node_labels_to_integers(sample_graph(5))
     if directed:
         g = nx.DiGraph([(u, v) if (u + v) % 3 else (v, u) for u, v in g.edges()])
         g.add_nodes_from(range(len(sample_graph(5))))
-    graph = spread(g, 1, 0)  # original id v: node v
+    weights = (np.random.default_rng(2).integers(1, 4, g.number_of_edges()).astype(np.float64)
+               if weighted else None)
+    graph = spread(g, 1, 0, weights)  # original id v: node v
     reach_none = [v for v in g if not (g.out_degree(v) if directed else g.degree(v))]
     assert len(reach_none) >= 3
     others = [v for v in g if v not in reach_none][:40]
