@@ -183,10 +183,10 @@ def brandes_hops(dg: Any, sources: np.ndarray, endpoints: bool, progress: Progre
     cp = cupy()
     k = kernels(CUDA_SOURCE, NAMES)
     n, arcs = dg.n, int(dg.indices.shape[0])
-    bc = cp.zeros(n, dtype=cp.float64)
     s = per_lane(n, arcs, int(sources.shape[0]))
     width = LANES * s
     out = Rows.of(dg.indptr, dg.indices)
+    bc = cp.zeros(n, dtype=cp.float64)
     sigma = cp.empty(n * width, dtype=cp.float64)
     delta = cp.empty(n * width, dtype=cp.float64)
     tight = cp.empty(max(arcs, 1) * s, dtype=cp.uint32)
