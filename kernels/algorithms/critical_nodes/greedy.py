@@ -195,9 +195,10 @@ def _place(queues: tuple, counts: np.ndarray, base: np.ndarray, x: np.int64, bou
 
 
 @numba.njit(cache=True)
-def _join(indptr, indices, comp, sizes, mark, stamp, x) -> tuple:
-    """Pairs that restoring the forbidden node ``x`` adds (its neighbour components joined),
-    and the nodes of those components; each is marked with ``stamp``."""
+def _join(indptr, indices, comp, sizes, mark, stamp, x, big) -> tuple:
+    """Pairs that restoring the forbidden node ``x`` adds (its neighbour components joined,
+    each marked with ``stamp``), and the slope of that cost in the size of component ``big``
+    (1 + the other components' nodes where ``x`` is next to ``big``, else 0)."""
     joined, lost = np.int64(0), np.int64(0)
     for j in range(indptr[x], indptr[x + 1]):
         c = comp[indices[j]]
@@ -205,7 +206,8 @@ def _join(indptr, indices, comp, sizes, mark, stamp, x) -> tuple:
             mark[c] = stamp
             joined += sizes[c]
             lost += pairs(sizes[c])
-    return pairs(joined + 1) - lost, joined
+    next_to_big = big != 0 and mark[big] == stamp
+    return pairs(joined + 1) - lost, 1 + joined - sizes[big] if next_to_big else np.int64(0)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -300,7 +302,7 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
     for x in range(n):
         if comp[x] == 0:
             stamp += 1
-            base[x] = _join(indptr, indices, comp, sizes, mark, stamp, x)[0]
+            base[x] = _join(indptr, indices, comp, sizes, mark, stamp, x, big)[0]
             _push(queues, counts, np.int64(0), base[x], x, np.int64(0))
     pieces = np.empty(n, np.int64)
     while forbidden > k:
@@ -314,13 +316,12 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
                 _push(queues, counts, np.int64(0), score, x, ver[x])  # its bound grew: again
                 continue
         stamp += 1
-        exact, joined = _join(indptr, indices, comp, sizes, mark, stamp, x)
-        next_to_big = big != 0 and mark[big] == stamp
+        exact, rate = _join(indptr, indices, comp, sizes, mark, stamp, x, big)
         if exact != score:  # its cost grew beyond the bound
             rival, value, node = _least(queues, counts, ver, comp, sizes[big])
             if rival >= 0 and not _before(exact, x, value, node):
                 ver[x] += 1
-                slope[x] = 1 + joined - sizes[big] if next_to_big else 0
+                slope[x] = rate
                 queues = _room(queues, counts, np.int64(1))
                 _place(queues, counts, base, x, exact, slope[x], sizes[big], ver[x])
                 continue
@@ -422,7 +423,6 @@ def regrow(indptr: np.ndarray, indices: np.ndarray, k: int, comp: np.ndarray,
                 _place(queues, counts, base, w, bound, slope[w], sizes[big], ver[w])
                 continue
             stamp += 1
-            cost, joined = _join(indptr, indices, comp, sizes, mark, stamp, w)
-            slope[w] = 1 + joined - sizes[big] if big != 0 and mark[big] == stamp else 0
+            cost, slope[w] = _join(indptr, indices, comp, sizes, mark, stamp, w, big)
             _place(queues, counts, base, w, cost, slope[w], sizes[big], ver[w])
     return total
